@@ -1,0 +1,306 @@
+"""Cluster connections and settings, loaded from clusters.yaml.
+
+A file looks like this::
+
+    env_file: secrets.env          # optional; KEY=VALUE lines used for ${KEY}
+    clusters:
+      source:
+        bootstrap_servers: 127.0.0.1:9092
+        properties:                # librdkafka names, the same the Java client uses
+          security.protocol: SASL_PLAINTEXT
+          sasl.mechanism: SCRAM-SHA-512
+          sasl.username: admin
+          sasl.password: ${SOURCE_PASSWORD}
+        java_properties: {}        # Java-client-only extras for Spark (optional)
+    store:
+      url: sqlite:///kmigrate.db   # relative paths resolve against this file's folder
+    spark:
+      master: local[*]
+      conf: {}
+
+One cluster entry yields both confluent-kafka's config (``as_librdkafka``) and
+Spark's ``kafka.*`` options (``as_spark_options``). Secret values are held as
+``SecretStr`` and only unwrapped inside those two builders, so printing or
+logging a config never shows them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from kmigrate.errors import ConfigError, UnknownClusterError
+
+CONFIG_ENV = "KMIGRATE_CONFIG"
+LOCAL_CONFIG = Path("kmigrate.yaml")
+SANDBOX_DIR_ENV = "KMIGRATE_SANDBOX_DIR"
+DEFAULT_SANDBOX_DIR = Path(".kmigrate/sandbox")
+SANDBOX_CONFIG_NAME = "clusters.yaml"
+
+_SECRET_KEY = re.compile(r"password|secret|jaas|token|\.pem$|key\.pem", re.IGNORECASE)
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# librdkafka-only settings with no Java-client equivalent: left out of Spark's options.
+_LIBRDKAFKA_ONLY = frozenset(
+    {"enable.ssl.certificate.verification", "sasl.username", "sasl.password", "ssl.ca.location",
+     "ssl.certificate.location", "ssl.key.location", "log_level", "debug"}
+)
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+REDACTED = "********"
+
+
+def is_secret_key(key: str) -> bool:
+    """True for property names whose values must never be shown."""
+    return bool(_SECRET_KEY.search(key))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClusterConfig(_Strict):
+    """How to reach one Kafka cluster."""
+
+    name: str = ""
+    bootstrap_servers: str
+    properties: dict[str, str | SecretStr] = Field(default_factory=dict)
+    java_properties: dict[str, str | SecretStr] = Field(default_factory=dict)
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @field_validator("bootstrap_servers", mode="before")
+    @classmethod
+    def _join_servers(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return ",".join(str(v) for v in value)
+        return value
+
+    @field_validator("properties", "java_properties", mode="before")
+    @classmethod
+    def _hide_secrets(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        return {
+            str(k): SecretStr(str(v)) if is_secret_key(str(k)) else _scalar(v)
+            for k, v in value.items()
+        }
+
+    def as_librdkafka(self) -> dict[str, str]:
+        """confluent-kafka's config for this cluster, secrets unwrapped."""
+        conf = {"bootstrap.servers": self.bootstrap_servers}
+        conf.update({k: _reveal(v) for k, v in self.properties.items()})
+        return conf
+
+    def as_spark_options(self) -> dict[str, str]:
+        """Spark Kafka connector options (``kafka.*``) for this cluster, secrets unwrapped."""
+        java = _java_client_properties({k: _reveal(v) for k, v in self.properties.items()})
+        java.update({k: _reveal(v) for k, v in self.java_properties.items()})
+        java["bootstrap.servers"] = self.bootstrap_servers
+        return {f"kafka.{k}": v for k, v in java.items()}
+
+    def redacted_properties(self) -> dict[str, str]:
+        """The client properties with every secret replaced, safe to print."""
+        return {k: REDACTED if isinstance(v, SecretStr) else v for k, v in self.properties.items()}
+
+
+class StoreConfig(_Strict):
+    url: SecretStr = SecretStr("sqlite:///kmigrate.db")
+
+
+class SparkConfig(_Strict):
+    master: str = "local[*]"
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class Settings(_Strict):
+    """Everything kmigrate reads from clusters.yaml."""
+
+    clusters: dict[str, ClusterConfig]
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    spark: SparkConfig = Field(default_factory=SparkConfig)
+    env_file: str | None = None
+    path: Path | None = Field(default=None, exclude=True)
+
+    def cluster(self, name: str) -> ClusterConfig:
+        """The named cluster, or an error that lists the known names."""
+        try:
+            return self.clusters[name]
+        except KeyError:
+            known = ", ".join(sorted(self.clusters)) or "none"
+            where = f" in {self.path}" if self.path else ""
+            raise UnknownClusterError(
+                f"unknown cluster '{name}'{where}; known clusters: {known}"
+            ) from None
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _reveal(value: str | SecretStr) -> str:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+def _jaas_quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _java_client_properties(props: dict[str, str]) -> dict[str, str]:
+    """Translate librdkafka property names to the Java client's."""
+    java = {k: v for k, v in props.items() if k not in _LIBRDKAFKA_ONLY}
+    mechanism = props.get("sasl.mechanism", "").upper()
+    if "sasl.username" in props and "sasl.jaas.config" not in java:
+        module = _LOGIN_MODULES.get(mechanism)
+        if module is None:
+            raise ConfigError(
+                f"sasl.mechanism '{mechanism or '(unset)'}' has no username/password login "
+                "for Spark; set java_properties.sasl.jaas.config"
+            )
+        java["sasl.jaas.config"] = (
+            f"{module} required username={_jaas_quote(props['sasl.username'])} "
+            f"password={_jaas_quote(props.get('sasl.password', ''))};"
+        )
+    if "ssl.ca.location" in props:
+        java["ssl.truststore.type"] = "PEM"
+        java["ssl.truststore.location"] = props["ssl.ca.location"]
+    if "ssl.certificate.location" in props and "ssl.key.location" in props:
+        # The Java client takes PEM key material inline, which also works when
+        # Spark executors run on machines that do not have these files.
+        java["ssl.keystore.type"] = "PEM"
+        java["ssl.keystore.certificate.chain"] = _read_text(props["ssl.certificate.location"])
+        java["ssl.keystore.key"] = _read_text(props["ssl.key.location"])
+    if java.get("ssl.endpoint.identification.algorithm") == "none":
+        java["ssl.endpoint.identification.algorithm"] = ""
+    return java
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+# ---------------------------------------------------------------- loading
+
+
+def find_config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The clusters.yaml to use: --config, then $KMIGRATE_CONFIG, then ./kmigrate.yaml,
+    then the running sandbox's."""
+    if explicit:
+        return _existing(Path(explicit), "--config")
+    if os.environ.get(CONFIG_ENV):
+        return _existing(Path(os.environ[CONFIG_ENV]), f"${CONFIG_ENV}")
+    if LOCAL_CONFIG.is_file():
+        return LOCAL_CONFIG
+    sandbox = sandbox_dir() / SANDBOX_CONFIG_NAME
+    if sandbox.is_file():
+        return sandbox
+    raise ConfigError(
+        "no cluster configuration found: pass --config FILE, set $KMIGRATE_CONFIG, "
+        "create ./kmigrate.yaml, or start local clusters with `kmigrate sandbox up`"
+    )
+
+
+def sandbox_dir() -> Path:
+    """The default sandbox run directory ($KMIGRATE_SANDBOX_DIR or .kmigrate/sandbox)."""
+    return Path(os.environ.get(SANDBOX_DIR_ENV) or DEFAULT_SANDBOX_DIR)
+
+
+def _existing(path: Path, origin: str) -> Path:
+    if not path.is_file():
+        raise ConfigError(f"config file {path} (from {origin}) does not exist")
+    return path
+
+
+def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
+    """Load and validate clusters.yaml, substituting ${ENV} references."""
+    path = find_config_path(explicit)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    return parse_settings(text, path)
+
+
+def parse_settings(text: str, path: Path) -> Settings:
+    """Validate the text of a clusters.yaml; ``path`` anchors relative paths and messages."""
+    raw = _parse_yaml(text, path)
+    env = dict(_read_env_file(path.parent / raw["env_file"])) if raw.get("env_file") else {}
+    env.update(os.environ)
+    raw = _substitute(raw, env, path, loc="")
+    for name, cluster in (raw.get("clusters") or {}).items():
+        if isinstance(cluster, dict):
+            cluster.setdefault("name", name)
+    try:
+        settings = Settings.model_validate({**raw, "path": path})
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_describe_validation(exc)}") from None
+    if not settings.clusters:
+        raise ConfigError(f"{path}: no clusters defined under 'clusters:'")
+    return settings
+
+
+def _parse_yaml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise ConfigError(f"{path}: bad YAML{where}: {problem}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping with a 'clusters:' key at the top")
+    return raw
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    # Never include the offending input: it may be a password.
+    errors = exc.errors(include_input=False, include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{loc}: {first['msg'].lower()}{more}"
+
+
+def _read_env_file(path: Path) -> Mapping[str, str]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read env_file {path}: {exc.strerror}") from exc
+    values = {}
+    for raw in lines:
+        line = raw.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.removeprefix("export ").partition("=")
+            values[key.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def _substitute(value: Any, env: Mapping[str, str], path: Path, loc: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _substitute(v, env, path, f"{loc}.{k}".lstrip(".")) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, env, path, f"{loc}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str):
+        return _ENV_REF.sub(lambda m: _env_value(m, env, path, loc), value)
+    return value
+
+
+def _env_value(match: re.Match[str], env: Mapping[str, str], path: Path, loc: str) -> str:
+    name, default = match.group(1), match.group(2)
+    if name in env:
+        return env[name]
+    if default is not None:
+        return default
+    raise ConfigError(f"{path}: environment variable {name} is not set (used in {loc})")

@@ -1,0 +1,112 @@
+"""kmigrate's error tree: every failure a user can act on is one of these.
+
+    KMigrateError                      code             exit
+    ├── ConfigError                    config           2
+    │   └── UnknownClusterError        unknown-cluster  2
+    ├── ClusterError                   cluster          3
+    │   ├── ClusterUnreachableError    unreachable      3
+    │   ├── AuthenticationError        authentication   3
+    │   └── AuthorizationError         authorization    3
+    ├── NotFoundError                  not-found        4
+    │   ├── TopicNotFoundError         topic-not-found  4
+    │   └── GroupNotFoundError         group-not-found  4
+    ├── ConflictError                  conflict         5
+    │   ├── TopicExistsError           topic-exists     5
+    │   └── GroupActiveError           group-active     5
+    ├── KafkaOperationError            kafka            6
+    └── SandboxError                   sandbox          7
+        ├── JarsUnavailableError       jars             7
+        └── BrokerStartError           broker-start     7
+
+Each message is one line that names what to fix. Messages never contain secrets:
+callers build them from names and addresses, never from client configs. The
+domain raises these; only cli/ turns them into exit codes (via ``exit_code``).
+"""
+
+from __future__ import annotations
+
+
+class KMigrateError(Exception):
+    """Root of every error kmigrate reports to a user."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        # Extra lines (e.g. a broker's last log lines) shown under the message.
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(KMigrateError):
+    code = "config"
+    exit_code = 2
+
+
+class UnknownClusterError(ConfigError):
+    code = "unknown-cluster"
+
+
+class ClusterError(KMigrateError):
+    code = "cluster"
+    exit_code = 3
+
+
+class ClusterUnreachableError(ClusterError):
+    code = "unreachable"
+
+
+class AuthenticationError(ClusterError):
+    code = "authentication"
+
+
+class AuthorizationError(ClusterError):
+    code = "authorization"
+
+
+class NotFoundError(KMigrateError):
+    code = "not-found"
+    exit_code = 4
+
+
+class TopicNotFoundError(NotFoundError):
+    code = "topic-not-found"
+
+
+class GroupNotFoundError(NotFoundError):
+    code = "group-not-found"
+
+
+class ConflictError(KMigrateError):
+    code = "conflict"
+    exit_code = 5
+
+
+class TopicExistsError(ConflictError):
+    code = "topic-exists"
+
+
+class GroupActiveError(ConflictError):
+    code = "group-active"
+
+
+class KafkaOperationError(KMigrateError):
+    code = "kafka"
+    exit_code = 6
+
+
+class SandboxError(KMigrateError):
+    code = "sandbox"
+    exit_code = 7
+
+
+class JarsUnavailableError(SandboxError):
+    code = "jars"
+
+
+class BrokerStartError(SandboxError):
+    code = "broker-start"

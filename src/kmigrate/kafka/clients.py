@@ -1,0 +1,62 @@
+"""Client construction: the one place a cluster config becomes a confluent-kafka client.
+
+librdkafka logs connection trouble to stderr by default; kmigrate routes it to the
+``kmigrate.kafka.client`` logger instead and remembers the last error per client,
+so a failed call can say *why* a cluster was unreachable in one line.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient
+
+from kmigrate.config import ClusterConfig
+
+log = logging.getLogger("kmigrate.kafka.client")
+
+
+@dataclass
+class ErrorTrap:
+    """Keeps the last client-level error librdkafka reported (e.g. connection refused)."""
+
+    last: KafkaError | None = None
+    seen: list[KafkaError] = field(default_factory=list)
+
+    def __call__(self, error: KafkaError) -> None:
+        self.last = error
+        self.seen.append(error)
+        del self.seen[:-20]
+        log.debug("client error: %s", error.str())
+
+    def reason(self) -> str | None:
+        return self.last.str() if self.last is not None else None
+
+
+def _base_config(cluster: ClusterConfig, trap: ErrorTrap, extra: dict[str, Any]) -> dict[str, Any]:
+    conf: dict[str, Any] = cluster.as_librdkafka()
+    conf.setdefault("client.id", "kmigrate")
+    conf.setdefault("socket.connection.setup.timeout.ms", int(cluster.timeout_s * 1000))
+    conf.update(extra)
+    conf["error_cb"] = trap
+    conf["logger"] = log
+    return conf
+
+
+def admin_client(cluster: ClusterConfig, trap: ErrorTrap) -> AdminClient:
+    return AdminClient(_base_config(cluster, trap, {}))
+
+
+def producer(cluster: ClusterConfig, trap: ErrorTrap | None = None, **extra: Any) -> Producer:
+    """A producer for this cluster; ``extra`` are librdkafka settings (e.g. acks)."""
+    return Producer(_base_config(cluster, trap or ErrorTrap(), extra))
+
+
+def consumer(cluster: ClusterConfig, trap: ErrorTrap | None = None, **extra: Any) -> Consumer:
+    """A consumer for this cluster; ``extra`` must include group.id when committing."""
+    extra.setdefault("group.id", "kmigrate-reader")
+    extra.setdefault("enable.auto.commit", False)
+    return Consumer(_base_config(cluster, trap or ErrorTrap(), extra))

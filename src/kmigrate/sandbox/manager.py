@@ -1,0 +1,292 @@
+"""`kmigrate sandbox up | down | status`: real Apache Kafka clusters on 127.0.0.1.
+
+``up`` is idempotent: clusters whose brokers all live are left alone, dead brokers
+of a known cluster are restarted on their own data and ports, unknown clusters
+are created. It returns only when every cluster answers a metadata request with
+all its brokers registered; otherwise it stops what it started and fails with
+the broker's last log lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kmigrate.errors import BrokerStartError, KMigrateError, SandboxError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.sandbox import process
+from kmigrate.sandbox.clusters_yaml import (
+    cluster_config,
+    load_passwords,
+    new_passwords,
+    write_clusters_yaml,
+)
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.ports import free_ports, is_listening
+from kmigrate.sandbox.properties import logging_config, logging_flag, server_properties
+from kmigrate.sandbox.state import (
+    ADMIN_USER,
+    CLIENT_USER,
+    SCRAM_MECHANISM,
+    BrokerNode,
+    SandboxCluster,
+    SandboxState,
+    load_state,
+)
+
+DEFAULT_CLUSTERS = ("source", "target")
+MAX_BROKERS = 3
+_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+
+Report = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class UpRequest:
+    clusters: Sequence[str] = DEFAULT_CLUSTERS
+    brokers: int = 1
+    kafka_version: str | None = None
+    secure: bool = False
+    racks: Sequence[str] | None = None
+    timeout: float = 120.0
+
+
+def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> SandboxState:
+    """Bring every requested cluster to 'all brokers answering'. Changes nothing if they do."""
+    _check_request(request)
+    directory = directory.resolve()
+    state = load_state(directory)
+    started: list[tuple[SandboxCluster, BrokerNode]] = []
+    try:
+        for name in request.clusters:
+            cluster = state.clusters.get(name)
+            if cluster is None:
+                cluster = _new_cluster(directory, name, request, report)
+            else:
+                _check_matches(cluster, request, directory)
+            cluster, newly = _start_dead_brokers(directory, cluster, report)
+            started += [(cluster, b) for b in newly]
+            state = state.with_cluster(cluster)
+            state.save()
+        write_clusters_yaml(state)
+        for name in request.clusters:
+            _wait_ready(state, state.clusters[name], request.timeout, report)
+    except KMigrateError:
+        _stop_started(directory, started)
+        raise
+    return state
+
+
+def down(directory: Path, clusters: Sequence[str] | None = None, *, purge: bool = False,
+         grace: float = 20.0) -> SandboxState:
+    """Stop the brokers this sandbox started (only those); ``purge`` also deletes their data."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    names = list(clusters) if clusters else sorted(state.clusters)
+    unknown = [n for n in names if n not in state.clusters]
+    if unknown:
+        raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
+    pids = {b.pid: _properties(directory, state.clusters[n], b)
+            for n in names for b in state.clusters[n].brokers if b.pid}
+    process.stop_processes(pids, grace=grace)
+    for name in names:
+        cluster = state.clusters[name]
+        for broker in cluster.brokers:
+            cluster = cluster.with_broker(replace(broker, pid=None))
+        state = state.with_cluster(cluster)
+    if purge:
+        import shutil
+
+        for name in names:
+            shutil.rmtree(state.cluster_dir(name), ignore_errors=True)
+        state = SandboxState(directory, {n: c for n, c in state.clusters.items()
+                                         if n not in names})
+    state.save()
+    write_clusters_yaml(state)
+    return state
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    cluster: str
+    node_id: int
+    port: int
+    rack: str
+    pid: int | None
+    alive: bool
+    listening: bool
+
+
+def status(directory: Path) -> list[BrokerStatus]:
+    """Per broker: whether its process is ours and alive, and whether its port answers."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    rows = []
+    for name, cluster in sorted(state.clusters.items()):
+        for b in cluster.brokers:
+            alive = process.is_ours(b.pid, _properties(directory, cluster, b))
+            rows.append(BrokerStatus(name, b.node_id, b.port, b.rack, b.pid if alive else None,
+                                     alive, alive and is_listening(b.port)))
+    return rows
+
+
+# ---------------------------------------------------------------- creation
+
+
+def _check_request(request: UpRequest) -> None:
+    if not 1 <= request.brokers <= MAX_BROKERS:
+        raise SandboxError(f"--brokers must be between 1 and {MAX_BROKERS}")
+    for name in request.clusters:
+        if not _NAME.match(name):
+            raise SandboxError(
+                f"cluster name '{name}' is not valid; use lowercase letters, digits and '-'"
+            )
+    if request.racks is not None and len(request.racks) != request.brokers:
+        raise SandboxError(f"--racks needs exactly {request.brokers} label(s), one per broker")
+
+
+def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
+    wanted_version = request.kafka_version or cluster.kafka_version
+    if (len(cluster.brokers), cluster.secure, cluster.kafka_version) != (
+        request.brokers, request.secure, wanted_version
+    ):
+        raise SandboxError(
+            f"cluster '{cluster.name}' already exists in {directory} with "
+            f"{len(cluster.brokers)} broker(s), secure={cluster.secure}, Kafka "
+            f"{cluster.kafka_version}; run `kmigrate sandbox down --purge --cluster "
+            f"{cluster.name}` first or use another --dir"
+        )
+
+
+def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report
+                 ) -> SandboxCluster:
+    version = request.kafka_version or DEFAULT_KAFKA_VERSION
+    report(f"{name}: fetching Kafka {version} jars (once)")
+    jars = ensure_jars(version)
+    n = request.brokers
+    ports = free_ports(2 * n)
+    racks = list(request.racks or [f"rack-{i + 1}" for i in range(n)])
+    voters = 1 if n < 3 else 3  # two voters would need both alive: worse than one
+    brokers = tuple(
+        BrokerNode(node_id=i + 1, port=ports[2 * i], controller_port=ports[2 * i + 1],
+                   rack=racks[i], voter=i < voters)
+        for i in range(n)
+    )
+    cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers)
+    passwords = new_passwords(directory, name) if request.secure else {}
+    report(f"{name}: formatting {n} broker(s)")
+    formatting = []
+    for broker in brokers:
+        props = _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
+        scram = [f"{SCRAM_MECHANISM}=[name={user},password={pw}]"
+                 for user, pw in passwords.items()]
+        formatting.append((props, process.format_storage(
+            jars, props, cluster.cluster_id, scram, _log_flag(directory, cluster, broker))))
+    process.wait_formatted(formatting)
+    return cluster
+
+
+def _cluster_id() -> str:
+    # The form Kafka's Uuid.toString() prints: 16 random bytes, URL-safe base64, no padding.
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def _write_broker_files(directory: Path, cluster: SandboxCluster, broker: BrokerNode,
+                        admin_password: str | None) -> Path:
+    folder = broker.folder(directory / cluster.name)
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    name, content = logging_config(cluster.kafka_version)
+    (folder / name).write_text(content)
+    props = folder / "server.properties"
+    props.touch(mode=0o600)  # may hold the admin password
+    props.write_text(server_properties(cluster, broker, folder / "data", admin_password))
+    return props
+
+
+def _properties(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> Path:
+    return broker.folder(directory / cluster.name) / "server.properties"
+
+
+def _log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> str:
+    name, _ = logging_config(cluster.kafka_version)
+    folder = broker.folder(directory / cluster.name)
+    return logging_flag(cluster.kafka_version, folder / name)
+
+
+# ---------------------------------------------------------------- running
+
+
+def _start_dead_brokers(directory: Path, cluster: SandboxCluster, report: Report
+                        ) -> tuple[SandboxCluster, list[BrokerNode]]:
+    dead = [b for b in cluster.brokers
+            if not process.is_ours(b.pid, _properties(directory, cluster, b))]
+    if not dead:
+        report(f"{cluster.name}: already running ({len(cluster.brokers)} broker(s))")
+        return cluster, []
+    jars = ensure_jars(cluster.kafka_version)
+    report(f"{cluster.name}: starting {len(dead)} broker(s), Kafka {cluster.kafka_version}")
+    started = []
+    for old in dead:
+        pid = process.start_broker(jars, _properties(directory, cluster, old),
+                                   _log_flag(directory, cluster, old))
+        broker = replace(old, pid=pid)
+        cluster = cluster.with_broker(broker)
+        started.append(broker)
+    return cluster, started
+
+
+def _wait_ready(state: SandboxState, cluster: SandboxCluster, timeout: float,
+                report: Report) -> None:
+    report(f"{cluster.name}: waiting for {len(cluster.brokers)} broker(s) to answer metadata")
+    config = cluster_config(state, cluster, timeout_s=2.0)
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while True:
+        _fail_if_dead(state.directory, cluster)
+        try:
+            with ClusterAdmin(config) as admin:
+                seen = len(admin.describe_cluster().brokers)
+            if seen == len(cluster.brokers):
+                report(f"{cluster.name}: ready at {cluster.bootstrap_servers}")
+                return
+        except KMigrateError:
+            pass
+        if time.monotonic() > deadline:
+            log = cluster.brokers[0].folder(state.cluster_dir(cluster.name)) / "broker.log"
+            raise BrokerStartError(
+                f"cluster '{cluster.name}' did not answer with all {len(cluster.brokers)} "
+                f"broker(s) within {timeout:g}s ({seen} registered); see {log}",
+                detail=process.tail(log),
+            )
+        time.sleep(0.5)
+
+
+def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
+    for broker in cluster.brokers:
+        if not process.is_ours(broker.pid, _properties(directory, cluster, broker)):
+            log = broker.folder(directory / cluster.name) / "broker.log"
+            raise BrokerStartError(
+                f"broker {broker.node_id} of cluster '{cluster.name}' exited during start; "
+                f"see {log}",
+                detail=process.tail(log),
+            )
+
+
+def _stop_started(directory: Path, started: list[tuple[SandboxCluster, BrokerNode]]) -> None:
+    pids = {b.pid: _properties(directory, c, b) for c, b in started if b.pid}
+    process.stop_processes(pids, grace=5.0)
+
+
+def client_password(directory: Path, cluster: str) -> str:
+    """The sandbox's non-admin SCRAM user password (for ACL tests and demos)."""
+    return load_passwords(directory.resolve(), cluster)[CLIENT_USER]
+
+
+def random_password() -> str:
+    return secrets.token_urlsafe(18)

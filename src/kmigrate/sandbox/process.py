@@ -1,0 +1,126 @@
+"""Broker processes: format storage, start the JVM detached, tell whether it lives, stop it.
+
+A pid alone is not proof: pids are reused. A broker counts as ours only while
+/proc/<pid>/cmdline still names its own server.properties, so ``stop`` can never
+signal a stranger's process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from kmigrate.errors import BrokerStartError, SandboxError
+
+HEAP_ENV = "KMIGRATE_SANDBOX_HEAP"
+MAIN_CLASS = "kafka.Kafka"
+STORAGE_TOOL = "kafka.tools.StorageTool"
+
+
+def java_executable() -> str:
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home, "bin", "java") if home else None
+    if candidate is not None and candidate.is_file():
+        return str(candidate)
+    found = shutil.which("java")
+    if found is None:
+        raise SandboxError("Java is not installed (no JAVA_HOME, no java on PATH); install JDK 17+")
+    return found
+
+
+def java_command(jars: Path, main: str, args: Sequence[str], jvm_flags: Sequence[str] = ()
+                 ) -> list[str]:
+    return [java_executable(), *jvm_flags, "-cp", f"{jars}/*", main, *args]
+
+
+def format_storage(jars: Path, properties: Path, cluster_id: str, scram: Sequence[str],
+                   log_flag: str) -> subprocess.Popen[bytes]:
+    """Start formatting one node's log dirs; the caller waits on the returned process."""
+    args = ["format", "-t", cluster_id, "-c", str(properties), "--ignore-formatted"]
+    for credential in scram:
+        args += ["--add-scram", credential]
+    log = properties.with_name("format.log").open("wb")
+    return subprocess.Popen(java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", log_flag]),
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def wait_formatted(processes: Sequence[tuple[Path, subprocess.Popen[bytes]]],
+                   timeout: float = 120) -> None:
+    for properties, process in processes:
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = -1
+        if code != 0:
+            log = properties.with_name("format.log")
+            raise BrokerStartError(
+                f"formatting storage for {properties.parent.name} failed; see {log}",
+                detail=tail(log),
+            )
+
+
+def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
+    """Start a broker detached from this process (it outlives the CLI); returns its pid."""
+    heap = os.environ.get(HEAP_ENV, "512m")
+    flags = [f"-Xmx{heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+             "-Djava.awt.headless=true", log_flag]
+    out = properties.with_name("broker.log").open("ab")
+    process = subprocess.Popen(
+        java_command(jars, MAIN_CLASS, [str(properties)], flags),
+        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True, cwd=properties.parent,
+    )
+    return process.pid
+
+
+def is_ours(pid: int | None, properties: Path) -> bool:
+    """True while ``pid`` is alive and is the broker started with ``properties``."""
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z" and str(properties).encode() in cmdline
+
+
+def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
+    """SIGTERM every broker that is still ours, then SIGKILL whatever outlived ``grace``."""
+    alive = {pid: p for pid, p in pids.items() if is_ours(pid, p)}
+    for pid in alive:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while alive and time.monotonic() < deadline:
+        alive = {pid: p for pid, p in alive.items() if is_ours(pid, p)}
+        time.sleep(0.1)
+    for pid, p in alive.items():
+        if is_ours(pid, p):
+            _signal(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(is_ours(pid, p) for pid, p in alive.items()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    """The last lines of a log file ('' if it does not exist)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

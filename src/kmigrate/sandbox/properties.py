@@ -1,0 +1,104 @@
+"""server.properties and logging config for one sandbox broker (pure text rendering)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, SandboxCluster
+
+_SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+
+def server_properties(cluster: SandboxCluster, broker: BrokerNode, data_dir: Path,
+                      admin_password: str | None) -> str:
+    """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine."""
+    listener = "SASL_PLAINTEXT" if cluster.secure else "PLAINTEXT"
+    listeners = [f"{listener}://127.0.0.1:{broker.port}"]
+    if broker.voter:
+        listeners.append(f"CONTROLLER://127.0.0.1:{broker.controller_port}")
+    replication = min(3, len(cluster.brokers))
+    props = {
+        "process.roles": "broker,controller" if broker.voter else "broker",
+        "node.id": broker.node_id,
+        "broker.rack": broker.rack,
+        "controller.quorum.voters": cluster.voters,
+        "listeners": ",".join(listeners),
+        "advertised.listeners": f"{listener}://127.0.0.1:{broker.port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": listener,
+        "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "num.partitions": 1,
+        "default.replication.factor": 1,
+        "offsets.topic.replication.factor": replication,
+        "offsets.topic.num.partitions": 8,
+        "transaction.state.log.replication.factor": replication,
+        "transaction.state.log.min.isr": 1,
+        "transaction.state.log.num.partitions": 8,
+        "share.coordinator.state.topic.replication.factor": replication,
+        "share.coordinator.state.topic.min.isr": 1,
+        "group.initial.rebalance.delay.ms": 0,
+        "num.network.threads": 2,
+        "num.io.threads": 4,
+        "log.retention.check.interval.ms": 10000,
+        "auto.create.topics.enable": "false",
+    }
+    if cluster.secure:
+        props.update(_secure_properties(listener, admin_password or ""))
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _secure_properties(listener: str, admin_password: str) -> dict[str, str]:
+    jaas = (f'{_SCRAM_MODULE} required username="{ADMIN_USER}" '
+            f'password="{admin_password}";')
+    return {
+        "sasl.enabled.mechanisms": SCRAM_MECHANISM,
+        "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,
+        f"listener.name.{listener.lower()}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        # The controller listener is PLAINTEXT on 127.0.0.1 (KRaft controllers cannot
+        # authenticate SCRAM: its credentials live in the metadata they serve), so
+        # broker-to-controller requests arrive as ANONYMOUS and must be allowed.
+        "super.users": f"User:{ADMIN_USER};User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+
+
+LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+logger.authorizer.name = kafka.authorizer.logger
+logger.authorizer.level = WARN
+"""
+
+LOG4J1 = """\
+log4j.rootLogger=INFO, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.kafka.authorizer.logger=WARN
+"""
+
+
+def logging_config(kafka_version: str) -> tuple[str, str]:
+    """(file name, content) of the logging config for this Kafka line, plus its JVM flag."""
+    if kafka_version.startswith("3."):
+        return "log4j.properties", LOG4J1
+    return "log4j2.properties", LOG4J2
+
+
+def logging_flag(kafka_version: str, path: Path) -> str:
+    if kafka_version.startswith("3."):
+        return f"-Dlog4j.configuration=file:{path}"
+    return f"-Dlog4j2.configurationFile={path}"

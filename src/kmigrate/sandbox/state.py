@@ -1,0 +1,80 @@
+"""What a sandbox run directory holds: its clusters, brokers, ports and pids (sandbox.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+STATE_FILE = "sandbox.json"
+SCRAM_MECHANISM = "SCRAM-SHA-512"
+ADMIN_USER = "admin"
+CLIENT_USER = "client"
+
+
+@dataclass(frozen=True)
+class BrokerNode:
+    node_id: int
+    port: int
+    controller_port: int
+    rack: str
+    voter: bool
+    pid: int | None = None
+
+    def folder(self, cluster_dir: Path) -> Path:
+        return cluster_dir / f"broker-{self.node_id}"
+
+
+@dataclass(frozen=True)
+class SandboxCluster:
+    name: str
+    cluster_id: str
+    kafka_version: str
+    secure: bool
+    brokers: tuple[BrokerNode, ...]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers)
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{b.node_id}@127.0.0.1:{b.controller_port}"
+                        for b in self.brokers if b.voter)
+
+    def with_broker(self, broker: BrokerNode) -> SandboxCluster:
+        brokers = tuple(broker if b.node_id == broker.node_id else b for b in self.brokers)
+        return replace(self, brokers=brokers)
+
+
+@dataclass(frozen=True)
+class SandboxState:
+    directory: Path
+    clusters: dict[str, SandboxCluster] = field(default_factory=dict)
+
+    def cluster_dir(self, name: str) -> Path:
+        return self.directory / name
+
+    def with_cluster(self, cluster: SandboxCluster) -> SandboxState:
+        return replace(self, clusters={**self.clusters, cluster.name: cluster})
+
+    def save(self) -> None:
+        """Write sandbox.json atomically, so a crash never leaves half a state file."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        data = {"clusters": {n: asdict(c) for n, c in sorted(self.clusters.items())}}
+        tmp = self.directory / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, self.directory / STATE_FILE)
+
+
+def load_state(directory: Path) -> SandboxState:
+    path = directory / STATE_FILE
+    if not path.is_file():
+        return SandboxState(directory)
+    data = json.loads(path.read_text())
+    clusters = {}
+    for name, c in data.get("clusters", {}).items():
+        brokers = tuple(BrokerNode(**b) for b in c.pop("brokers"))
+        clusters[name] = SandboxCluster(brokers=brokers, **c)
+    return SandboxState(directory, clusters)

@@ -47,8 +47,16 @@ _SECRET_KEY = re.compile(r"password|secret|jaas|token|\.pem$|key\.pem", re.IGNOR
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # librdkafka-only settings with no Java-client equivalent: left out of Spark's options.
 _LIBRDKAFKA_ONLY = frozenset(
-    {"enable.ssl.certificate.verification", "sasl.username", "sasl.password", "ssl.ca.location",
-     "ssl.certificate.location", "ssl.key.location", "log_level", "debug"}
+    {
+        "enable.ssl.certificate.verification",
+        "sasl.username",
+        "sasl.password",
+        "ssl.ca.location",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "log_level",
+        "debug",
+    }
 )
 _LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -267,10 +275,12 @@ def _parse_yaml(text: str, path: Path) -> dict[str, Any]:
 def _describe_validation(exc: ValidationError) -> str:
     # Never include the offending input: it may be a password.
     errors = exc.errors(include_input=False, include_url=False)
-    first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    return f"{loc}: {first['msg'].lower()}{more}"
+    shown = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg'].lower()}"
+        for e in errors[:3]
+    ]
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(shown) + more
 
 
 def _read_env_file(path: Path) -> Mapping[str, str]:

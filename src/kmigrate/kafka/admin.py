@@ -76,7 +76,7 @@ class ClusterAdmin:
 
     def close(self) -> None:
         # AdminClient has no close(); dropping the reference ends its threads.
-        self._client = None  # type: ignore[assignment]
+        self._client = None
 
     # ------------------------------------------------------------ plumbing
 
@@ -90,10 +90,17 @@ class ClusterAdmin:
         except KMigrateError:
             raise
         except Exception as exc:
-            raise translate(exc, self.cluster, self._trap, action, **names) from exc
+            raise self._translate(exc, action, **names) from exc
 
-    def _wait_all(self, futures: Mapping[Any, Future[T]], action: str,
-                  **names: str | None) -> dict[Any, T]:
+    def _translate(self, exc: Exception, action: str, **names: str | None) -> KMigrateError:
+        # librdkafka hands client-level errors (connection refused, SASL failures) to
+        # error_cb only from poll(); serve them so the message can say why.
+        self._client.poll(0)
+        return translate(exc, self.cluster, self._trap, action, **names)
+
+    def _wait_all(
+        self, futures: Mapping[Any, Future[T]], action: str, **names: str | None
+    ) -> dict[Any, T]:
         return {key: self._wait(f, action, **names) for key, f in futures.items()}
 
     # ------------------------------------------------------------ cluster
@@ -103,10 +110,12 @@ class ClusterAdmin:
         result = self._wait(
             self._client.describe_cluster(request_timeout=self._timeout), "describe cluster"
         )
-        brokers = tuple(sorted(
-            (Broker(n.id, n.host, n.port, n.rack or None) for n in result.nodes),
-            key=lambda b: b.node_id,
-        ))
+        brokers = tuple(
+            sorted(
+                (Broker(n.id, n.host, n.port, n.rack or None) for n in result.nodes),
+                key=lambda b: b.node_id,
+            )
+        )
         controller = result.controller.id if result.controller is not None else None
         return ClusterInfo(result.cluster_id, controller, brokers)
 
@@ -128,11 +137,15 @@ class ClusterAdmin:
         for name, meta in sorted(metadata.topics.items()):
             if name.startswith("__") and not include_internal:
                 continue
-            partitions = tuple(sorted(
-                (PartitionInfo(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
-                 for p in meta.partitions.values()),
-                key=lambda p: p.partition,
-            ))
+            partitions = tuple(
+                sorted(
+                    (
+                        PartitionInfo(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
+                        for p in meta.partitions.values()
+                    ),
+                    key=lambda p: p.partition,
+                )
+            )
             topics.append(TopicInfo(name, partitions, internal=name.startswith("__")))
         return topics
 
@@ -140,7 +153,7 @@ class ClusterAdmin:
         try:
             return self._client.list_topics(timeout=self._timeout)
         except Exception as exc:
-            raise translate(exc, self.cluster, self._trap, "list topics") from exc
+            raise self._translate(exc, "list topics") from exc
 
     def describe_topic(self, name: str) -> TopicInfo:
         """One topic: partitions, leaders, replicas, ISR and non-default configs."""
@@ -165,13 +178,20 @@ class ClusterAdmin:
         for resource, future in futures.items():
             entries = self._wait(future, "describe topic configs", topic=resource.name)
             result[resource.name] = {
-                name: e.value for name, e in entries.items()
+                name: e.value
+                for name, e in entries.items()
                 if _source_value(e.source) == _DYNAMIC_TOPIC and e.value is not None
             }
         return result
 
-    def create_topic(self, name: str, partitions: int, *, replication_factor: int | None = None,
-                     configs: Mapping[str, str] | None = None) -> TopicInfo:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        *,
+        replication_factor: int | None = None,
+        configs: Mapping[str, str] | None = None,
+    ) -> TopicInfo:
         """Create a topic and return it as the cluster now describes it."""
         rf = replication_factor if replication_factor is not None else self.default_replication()
         brokers = len(self.describe_cluster().brokers)
@@ -180,27 +200,34 @@ class ClusterAdmin:
                 f"replication factor {rf} for topic '{name}' exceeds the {brokers} broker(s) "
                 f"of cluster '{self.cluster.name}'; pass a smaller --replication-factor"
             )
-        new = NewTopic(name, num_partitions=partitions, replication_factor=rf,
-                       config=dict(configs or {}))
-        futures = self._client.create_topics([new], operation_timeout=self._timeout,
-                                             request_timeout=self._timeout)
+        new = NewTopic(
+            name, num_partitions=partitions, replication_factor=rf, config=dict(configs or {})
+        )
+        futures = self._client.create_topics(
+            [new], operation_timeout=self._timeout, request_timeout=self._timeout
+        )
         self._wait_all(futures, "create topic", topic=name)
         return self.describe_topic(name)
 
-    def create_topic_like(self, source: TopicInfo, *, name: str | None = None,
-                          replication_factor: int | None = None,
-                          only_configs: Iterable[str] | None = None,
-                          config_overrides: Mapping[str, str] | None = None) -> TopicInfo:
+    def create_topic_like(
+        self,
+        source: TopicInfo,
+        *,
+        name: str | None = None,
+        replication_factor: int | None = None,
+        only_configs: Iterable[str] | None = None,
+        config_overrides: Mapping[str, str] | None = None,
+    ) -> TopicInfo:
         """Create a topic with ``source``'s partition count and data configs.
 
         The replication factor is this cluster's default unless given;
         min.insync.replicas is capped so the copy stays writable.
         """
         rf = replication_factor if replication_factor is not None else self.default_replication()
-        configs = configs_to_copy(source.configs, rf, only=only_configs,
-                                  overrides=config_overrides)
-        return self.create_topic(name or source.name, source.partition_count,
-                                 replication_factor=rf, configs=configs)
+        configs = configs_to_copy(source.configs, rf, only=only_configs, overrides=config_overrides)
+        return self.create_topic(
+            name or source.name, source.partition_count, replication_factor=rf, configs=configs
+        )
 
     def default_replication(self) -> int:
         """The cluster's default.replication.factor, bounded by its broker count."""
@@ -209,8 +236,9 @@ class ClusterAdmin:
 
     def delete_topics(self, names: list[str]) -> None:
         if names:
-            futures = self._client.delete_topics(list(names), operation_timeout=self._timeout,
-                                                 request_timeout=self._timeout)
+            futures = self._client.delete_topics(
+                list(names), operation_timeout=self._timeout, request_timeout=self._timeout
+            )
             for topic, future in futures.items():
                 self._wait(future, "delete topic", topic=topic)
 
@@ -252,18 +280,26 @@ class ClusterAdmin:
     def _list_offsets(self, topic: str, partitions: list[int], spec: OffsetSpec) -> dict[int, Any]:
         request = {TopicPartition(topic, p): spec for p in partitions}
         futures = self._client.list_offsets(request, request_timeout=self._timeout)
-        return {tp.partition: r for tp, r in
-                self._wait_all(futures, "list offsets", topic=topic).items()}
+        return {
+            tp.partition: r
+            for tp, r in self._wait_all(futures, "list offsets", topic=topic).items()
+        }
 
     def delete_records(self, topic: str, before: Mapping[int, int]) -> list[Watermarks]:
         """Delete records below ``before[partition]``; returns the new low watermarks."""
         request = [TopicPartition(topic, p, o) for p, o in before.items()]
-        futures = self._client.delete_records(request, request_timeout=self._timeout,
-                                              operation_timeout=self._timeout)
+        futures = self._client.delete_records(
+            request, request_timeout=self._timeout, operation_timeout=self._timeout
+        )
         done = self._wait_all(futures, "delete records", topic=topic)
         high = self._list_offsets(topic, list(before), OffsetSpec.latest())
-        return sorted((Watermarks(topic, tp.partition, r.low_watermark, high[tp.partition].offset)
-                       for tp, r in done.items()), key=lambda w: w.partition)
+        return sorted(
+            (
+                Watermarks(topic, tp.partition, r.low_watermark, high[tp.partition].offset)
+                for tp, r in done.items()
+            ),
+            key=lambda w: w.partition,
+        )
 
     # ------------------------------------------------------------ groups
 
@@ -271,8 +307,13 @@ class ClusterAdmin:
         result = self._wait(
             self._client.list_consumer_groups(request_timeout=self._timeout), "list groups"
         )
-        return sorted((GroupSummary(g.group_id, _name(g.state), g.is_simple_consumer_group)
-                       for g in result.valid), key=lambda g: g.group_id)
+        return sorted(
+            (
+                GroupSummary(g.group_id, _name(g.state), g.is_simple_consumer_group)
+                for g in result.valid
+            ),
+            key=lambda g: g.group_id,
+        )
 
     def describe_group(self, group: str) -> GroupInfo:
         """State, members, committed offsets and lag of one consumer group."""
@@ -285,9 +326,14 @@ class ClusterAdmin:
                 f"consumer group '{group}' does not exist on cluster '{self.cluster.name}'"
             )
         members = tuple(
-            GroupMember(m.member_id, m.client_id, m.host, tuple(sorted(
-                (tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or [])
-            )))
+            GroupMember(
+                m.member_id,
+                m.client_id,
+                m.host,
+                tuple(
+                    sorted((tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or []))
+                ),
+            )
             for m in desc.members
         )
         coordinator = desc.coordinator.id if desc.coordinator is not None else None
@@ -298,8 +344,11 @@ class ClusterAdmin:
         futures = self._client.list_consumer_group_offsets(request, request_timeout=self._timeout)
         result = self._wait(futures[group], "list group offsets", group=group)
         return sorted(
-            (CommittedOffset(tp.topic, tp.partition, tp.offset)
-             for tp in result.topic_partitions if tp.error is None and tp.offset >= 0),
+            (
+                CommittedOffset(tp.topic, tp.partition, tp.offset)
+                for tp in result.topic_partitions
+                if tp.error is None and tp.offset >= 0
+            ),
             key=lambda o: (o.topic, o.partition),
         )
 
@@ -311,8 +360,10 @@ class ClusterAdmin:
             partitions = [o.partition for o in offsets if o.topic == topic]
             high = self._list_offsets(topic, partitions, OffsetSpec.latest())
             ends.update({(topic, p): r.offset for p, r in high.items()})
-        return tuple(CommittedOffset(o.topic, o.partition, o.committed,
-                                     ends.get((o.topic, o.partition))) for o in offsets)
+        return tuple(
+            CommittedOffset(o.topic, o.partition, o.committed, ends.get((o.topic, o.partition)))
+            for o in offsets
+        )
 
     def alter_group_offsets(self, group: str, offsets: Iterable[TopicPartitionOffset]) -> None:
         """Commit ``offsets`` for ``group``. Refuses while the group has members."""
@@ -329,8 +380,13 @@ class ClusterAdmin:
         result = self._wait(futures[group], "alter group offsets", group=group)
         failed = [tp for tp in result.topic_partitions if tp.error is not None]
         if failed:
-            raise translate(_as_exception(failed[0].error), self.cluster, self._trap,
-                            "alter group offsets", group=group)
+            raise translate(
+                _as_exception(failed[0].error),
+                self.cluster,
+                self._trap,
+                "alter group offsets",
+                group=group,
+            )
 
     def _active_members(self, group: str) -> int:
         futures = self._client.describe_consumer_groups([group], request_timeout=self._timeout)
@@ -344,8 +400,15 @@ class ClusterAdmin:
 
     def list_acls(self) -> list[AclEntry]:
         """Every ACL binding on the cluster."""
-        match_all = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                     AclOperation.ANY, AclPermissionType.ANY)
+        match_all = AclBindingFilter(
+            ResourceType.ANY,
+            None,
+            ResourcePatternType.ANY,
+            None,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
         bindings = self._wait(
             self._client.describe_acls(match_all, request_timeout=self._timeout), "list ACLs"
         )
@@ -384,21 +447,31 @@ def _source_value(source: Any) -> Any:
 
 
 def _topic_info(desc: Any, configs: dict[str, str]) -> TopicInfo:
-    partitions = tuple(sorted(
-        (PartitionInfo(p.id, p.leader.id if p.leader is not None else -1,
-                       tuple(n.id for n in p.replicas), tuple(n.id for n in p.isr))
-         for p in desc.partitions),
-        key=lambda p: p.partition,
-    ))
+    partitions = tuple(
+        sorted(
+            (
+                PartitionInfo(
+                    p.id,
+                    p.leader.id if p.leader is not None else -1,
+                    tuple(n.id for n in p.replicas),
+                    tuple(n.id for n in p.isr),
+                )
+                for p in desc.partitions
+            ),
+            key=lambda p: p.partition,
+        )
+    )
     return TopicInfo(desc.name, partitions, configs, internal=bool(desc.is_internal))
 
 
 def _as_exception(error: Any) -> Exception:
-    return KafkaException(error)
+    exc: Exception = KafkaException(error)
+    return exc
 
 
-def _collect(futures: Mapping[Any, Future[Any]], wait: Callable[[Future[Any]], Any]
-             ) -> list[KMigrateError]:
+def _collect(
+    futures: Mapping[Any, Future[Any]], wait: Callable[[Future[Any]], Any]
+) -> list[KMigrateError]:
     errors = []
     for future in futures.values():
         try:
@@ -409,17 +482,36 @@ def _collect(futures: Mapping[Any, Future[Any]], wait: Callable[[Future[Any]], A
 
 
 def _acl_entry(b: AclBinding) -> AclEntry:
-    return AclEntry(_name(b.restype), b.name, _name(b.resource_pattern_type), b.principal,
-                    b.host, _name(b.operation), _name(b.permission_type))
+    return AclEntry(
+        _name(b.restype),
+        b.name,
+        _name(b.resource_pattern_type),
+        b.principal,
+        b.host,
+        _name(b.operation),
+        _name(b.permission_type),
+    )
 
 
 def _acl_binding(e: AclEntry) -> AclBinding:
-    return AclBinding(ResourceType[e.resource_type], e.resource_name,
-                      ResourcePatternType[e.pattern_type], e.principal, e.host,
-                      AclOperation[e.operation], AclPermissionType[e.permission])
+    return AclBinding(
+        ResourceType[e.resource_type],
+        e.resource_name,
+        ResourcePatternType[e.pattern_type],
+        e.principal,
+        e.host,
+        AclOperation[e.operation],
+        AclPermissionType[e.permission],
+    )
 
 
 def _acl_filter(e: AclEntry) -> AclBindingFilter:
-    return AclBindingFilter(ResourceType[e.resource_type], e.resource_name,
-                            ResourcePatternType[e.pattern_type], e.principal, e.host,
-                            AclOperation[e.operation], AclPermissionType[e.permission])
+    return AclBindingFilter(
+        ResourceType[e.resource_type],
+        e.resource_name,
+        ResourcePatternType[e.pattern_type],
+        e.principal,
+        e.host,
+        AclOperation[e.operation],
+        AclPermissionType[e.permission],
+    )

@@ -36,13 +36,20 @@ class ErrorTrap:
         return self.last.str() if self.last is not None else None
 
 
+class _DebugLog:
+    """librdkafka's log lines, all at DEBUG: kmigrate reports failures itself, once."""
+
+    def log(self, _level: int, msg: str, *args: Any) -> None:
+        log.debug(msg, *args)
+
+
 def _base_config(cluster: ClusterConfig, trap: ErrorTrap, extra: dict[str, Any]) -> dict[str, Any]:
     conf: dict[str, Any] = cluster.as_librdkafka()
     conf.setdefault("client.id", "kmigrate")
     conf.setdefault("socket.connection.setup.timeout.ms", int(cluster.timeout_s * 1000))
     conf.update(extra)
     conf["error_cb"] = trap
-    conf["logger"] = log
+    conf["logger"] = _DebugLog()
     return conf
 
 

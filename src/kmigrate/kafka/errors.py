@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from confluent_kafka import KafkaError, KafkaException
 
 from kmigrate.config import ClusterConfig
@@ -19,15 +21,31 @@ from kmigrate.errors import (
 )
 from kmigrate.kafka.clients import ErrorTrap
 
-_UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
-                KafkaError._RESOLVE, KafkaError.REQUEST_TIMED_OUT}
-_AUTHN = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED,
-          KafkaError.ILLEGAL_SASL_STATE, KafkaError.UNSUPPORTED_SASL_MECHANISM}
-_AUTHZ = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
-          KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-          KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
-_GROUP_ACTIVE = {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS,
-                 KafkaError.ILLEGAL_GENERATION, KafkaError.NON_EMPTY_GROUP}
+_UNREACHABLE = {
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._RESOLVE,
+    KafkaError.REQUEST_TIMED_OUT,
+}
+_AUTHN = {
+    KafkaError._AUTHENTICATION,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError.ILLEGAL_SASL_STATE,
+    KafkaError.UNSUPPORTED_SASL_MECHANISM,
+}
+_AUTHZ = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+_GROUP_ACTIVE = {
+    KafkaError.UNKNOWN_MEMBER_ID,
+    KafkaError.REBALANCE_IN_PROGRESS,
+    KafkaError.ILLEGAL_GENERATION,
+    KafkaError.NON_EMPTY_GROUP,
+}
 
 
 def kafka_error_of(exc: BaseException) -> KafkaError | None:
@@ -37,8 +55,13 @@ def kafka_error_of(exc: BaseException) -> KafkaError | None:
 
 
 def translate(
-    exc: BaseException, cluster: ClusterConfig, trap: ErrorTrap, action: str,
-    *, topic: str | None = None, group: str | None = None,
+    exc: BaseException,
+    cluster: ClusterConfig,
+    trap: ErrorTrap,
+    action: str,
+    *,
+    topic: str | None = None,
+    group: str | None = None,
 ) -> KMigrateError:
     """The kmigrate error for a failed ``action`` (e.g. "describe topics") on ``cluster``."""
     error = kafka_error_of(exc)
@@ -53,8 +76,13 @@ def translate(
 
 
 def _from_code(
-    error: KafkaError, cluster: ClusterConfig, trap: ErrorTrap, action: str,
-    *, topic: str | None, group: str | None,
+    error: KafkaError,
+    cluster: ClusterConfig,
+    trap: ErrorTrap,
+    action: str,
+    *,
+    topic: str | None,
+    group: str | None,
 ) -> KMigrateError:
     code, name = error.code(), cluster.name
     if code in _UNREACHABLE:
@@ -90,6 +118,11 @@ def _from_code(
     return KafkaOperationError(f"{action} on cluster '{name}' failed: {_short(error.str())}")
 
 
+_BROKER_PREFIX = re.compile(r"^\S+/(bootstrap|\d+): ")
+_TIMING_SUFFIX = re.compile(r"\s*\(after \d+ms in state \w+\)$")
+
+
 def _short(text: str) -> str:
-    """librdkafka messages can span lines; a user sees one."""
-    return " ".join(text.split())
+    """librdkafka messages can span lines and carry internals; a user sees one short line."""
+    text = " ".join(text.split())
+    return _TIMING_SUFFIX.sub("", _BROKER_PREFIX.sub("", text))

@@ -9,28 +9,30 @@ from collections.abc import Iterable, Mapping
 
 # Configs that describe the data (retention, compaction, size limits, timestamps) and so
 # must match on the target. Placement and throttle configs belong to the target cluster.
-COPYABLE_TOPIC_CONFIGS: frozenset[str] = frozenset({
-    "cleanup.policy",
-    "compression.type",
-    "compression.gzip.level",
-    "compression.lz4.level",
-    "compression.zstd.level",
-    "delete.retention.ms",
-    "max.compaction.lag.ms",
-    "max.message.bytes",
-    "message.timestamp.type",
-    "message.timestamp.after.max.ms",
-    "message.timestamp.before.max.ms",
-    "min.cleanable.dirty.ratio",
-    "min.compaction.lag.ms",
-    "min.insync.replicas",
-    "retention.bytes",
-    "retention.ms",
-    "segment.bytes",
-    "segment.ms",
-    "segment.index.bytes",
-    "index.interval.bytes",
-})
+COPYABLE_TOPIC_CONFIGS: frozenset[str] = frozenset(
+    {
+        "cleanup.policy",
+        "compression.type",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.zstd.level",
+        "delete.retention.ms",
+        "max.compaction.lag.ms",
+        "max.message.bytes",
+        "message.timestamp.type",
+        "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms",
+        "min.cleanable.dirty.ratio",
+        "min.compaction.lag.ms",
+        "min.insync.replicas",
+        "retention.bytes",
+        "retention.ms",
+        "segment.bytes",
+        "segment.ms",
+        "segment.index.bytes",
+        "index.interval.bytes",
+    }
+)
 
 
 def configs_to_copy(

@@ -41,8 +41,11 @@ def new_passwords(directory: Path, cluster: str) -> dict[str, str]:
 
 def load_passwords(directory: Path, cluster: str) -> dict[str, str]:
     values = _read_secrets(directory)
-    return {u: values[password_variable(cluster, u)] for u in (ADMIN_USER, CLIENT_USER)
-            if password_variable(cluster, u) in values}
+    return {
+        u: values[password_variable(cluster, u)]
+        for u in (ADMIN_USER, CLIENT_USER)
+        if password_variable(cluster, u) in values
+    }
 
 
 def _read_secrets(directory: Path) -> dict[str, str]:
@@ -91,8 +94,9 @@ def write_clusters_yaml(state: SandboxState) -> Path:
     return path
 
 
-def cluster_config(state: SandboxState, cluster: SandboxCluster, *, user: str = ADMIN_USER,
-                   timeout_s: float = 10.0) -> ClusterConfig:
+def cluster_config(
+    state: SandboxState, cluster: SandboxCluster, *, user: str = ADMIN_USER, timeout_s: float = 10.0
+) -> ClusterConfig:
     """The ClusterConfig for a sandbox cluster, credentials resolved from secrets.env."""
     document = {"env_file": SECRETS_FILE, "clusters": {cluster.name: _cluster_entry(cluster, user)}}
     settings = parse_settings(yaml.safe_dump(document), state.directory / SANDBOX_CONFIG_NAME)

@@ -24,6 +24,10 @@ def jar_dir(version: str) -> Path:
     return cache_dir() / "jars" / f"kafka-{version}"
 
 
+def jars_cached(version: str) -> bool:
+    return (jar_dir(version) / _MARKER).is_file()
+
+
 def supported(version: str) -> bool:
     return version.startswith(("4.", "3.9."))
 
@@ -42,8 +46,16 @@ def ensure_jars(version: str = DEFAULT_KAFKA_VERSION) -> Path:
         raise JarsUnavailableError("Maven (mvn) is not on PATH; install it to fetch Kafka's jars")
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    command = [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
-               f"-Dkafka.version={version}", f"-DoutputDirectory={partial}"]
+    command = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(POM),
+        "dependency:copy-dependencies",
+        f"-Dkafka.version={version}",
+        f"-DoutputDirectory={partial}",
+    ]
     if version.startswith("3."):
         command.append("-Dkafka.line=3")
     done = subprocess.run(command, capture_output=True, text=True, check=False)

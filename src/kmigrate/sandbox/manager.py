@@ -27,7 +27,7 @@ from kmigrate.sandbox.clusters_yaml import (
     new_passwords,
     write_clusters_yaml,
 )
-from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached
 from kmigrate.sandbox.ports import free_ports, is_listening
 from kmigrate.sandbox.properties import logging_config, logging_flag, server_properties
 from kmigrate.sandbox.state import (
@@ -83,8 +83,13 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
     return state
 
 
-def down(directory: Path, clusters: Sequence[str] | None = None, *, purge: bool = False,
-         grace: float = 20.0) -> SandboxState:
+def down(
+    directory: Path,
+    clusters: Sequence[str] | None = None,
+    *,
+    purge: bool = False,
+    grace: float = 20.0,
+) -> SandboxState:
     """Stop the brokers this sandbox started (only those); ``purge`` also deletes their data."""
     directory = directory.resolve()
     state = load_state(directory)
@@ -92,8 +97,12 @@ def down(directory: Path, clusters: Sequence[str] | None = None, *, purge: bool 
     unknown = [n for n in names if n not in state.clusters]
     if unknown:
         raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
-    pids = {b.pid: _properties(directory, state.clusters[n], b)
-            for n in names for b in state.clusters[n].brokers if b.pid}
+    pids = {
+        b.pid: _properties(directory, state.clusters[n], b)
+        for n in names
+        for b in state.clusters[n].brokers
+        if b.pid
+    }
     process.stop_processes(pids, grace=grace)
     for name in names:
         cluster = state.clusters[name]
@@ -105,8 +114,7 @@ def down(directory: Path, clusters: Sequence[str] | None = None, *, purge: bool 
 
         for name in names:
             shutil.rmtree(state.cluster_dir(name), ignore_errors=True)
-        state = SandboxState(directory, {n: c for n, c in state.clusters.items()
-                                         if n not in names})
+        state = SandboxState(directory, {n: c for n, c in state.clusters.items() if n not in names})
     state.save()
     write_clusters_yaml(state)
     return state
@@ -131,8 +139,17 @@ def status(directory: Path) -> list[BrokerStatus]:
     for name, cluster in sorted(state.clusters.items()):
         for b in cluster.brokers:
             alive = process.is_ours(b.pid, _properties(directory, cluster, b))
-            rows.append(BrokerStatus(name, b.node_id, b.port, b.rack, b.pid if alive else None,
-                                     alive, alive and is_listening(b.port)))
+            rows.append(
+                BrokerStatus(
+                    name,
+                    b.node_id,
+                    b.port,
+                    b.rack,
+                    b.pid if alive else None,
+                    alive,
+                    alive and is_listening(b.port),
+                )
+            )
     return rows
 
 
@@ -154,7 +171,9 @@ def _check_request(request: UpRequest) -> None:
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
     wanted_version = request.kafka_version or cluster.kafka_version
     if (len(cluster.brokers), cluster.secure, cluster.kafka_version) != (
-        request.brokers, request.secure, wanted_version
+        request.brokers,
+        request.secure,
+        wanted_version,
     ):
         raise SandboxError(
             f"cluster '{cluster.name}' already exists in {directory} with "
@@ -164,18 +183,23 @@ def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path)
         )
 
 
-def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report
-                 ) -> SandboxCluster:
+def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report) -> SandboxCluster:
     version = request.kafka_version or DEFAULT_KAFKA_VERSION
-    report(f"{name}: fetching Kafka {version} jars (once)")
+    if not jars_cached(version):
+        report(f"{name}: fetching Kafka {version} jars from Maven Central (once)")
     jars = ensure_jars(version)
     n = request.brokers
     ports = free_ports(2 * n)
     racks = list(request.racks or [f"rack-{i + 1}" for i in range(n)])
     voters = 1 if n < 3 else 3  # two voters would need both alive: worse than one
     brokers = tuple(
-        BrokerNode(node_id=i + 1, port=ports[2 * i], controller_port=ports[2 * i + 1],
-                   rack=racks[i], voter=i < voters)
+        BrokerNode(
+            node_id=i + 1,
+            port=ports[2 * i],
+            controller_port=ports[2 * i + 1],
+            rack=racks[i],
+            voter=i < voters,
+        )
         for i in range(n)
     )
     cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers)
@@ -184,10 +208,15 @@ def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report
     formatting = []
     for broker in brokers:
         props = _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
-        scram = [f"{SCRAM_MECHANISM}=[name={user},password={pw}]"
-                 for user, pw in passwords.items()]
-        formatting.append((props, process.format_storage(
-            jars, props, cluster.cluster_id, scram, _log_flag(directory, cluster, broker))))
+        scram = [f"{SCRAM_MECHANISM}=[name={user},password={pw}]" for user, pw in passwords.items()]
+        formatting.append(
+            (
+                props,
+                process.format_storage(
+                    jars, props, cluster.cluster_id, scram, _log_flag(directory, cluster, broker)
+                ),
+            )
+        )
     process.wait_formatted(formatting)
     return cluster
 
@@ -197,8 +226,9 @@ def _cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-def _write_broker_files(directory: Path, cluster: SandboxCluster, broker: BrokerNode,
-                        admin_password: str | None) -> Path:
+def _write_broker_files(
+    directory: Path, cluster: SandboxCluster, broker: BrokerNode, admin_password: str | None
+) -> Path:
     folder = broker.folder(directory / cluster.name)
     (folder / "data").mkdir(parents=True, exist_ok=True)
     name, content = logging_config(cluster.kafka_version)
@@ -222,10 +252,12 @@ def _log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> s
 # ---------------------------------------------------------------- running
 
 
-def _start_dead_brokers(directory: Path, cluster: SandboxCluster, report: Report
-                        ) -> tuple[SandboxCluster, list[BrokerNode]]:
-    dead = [b for b in cluster.brokers
-            if not process.is_ours(b.pid, _properties(directory, cluster, b))]
+def _start_dead_brokers(
+    directory: Path, cluster: SandboxCluster, report: Report
+) -> tuple[SandboxCluster, list[BrokerNode]]:
+    dead = [
+        b for b in cluster.brokers if not process.is_ours(b.pid, _properties(directory, cluster, b))
+    ]
     if not dead:
         report(f"{cluster.name}: already running ({len(cluster.brokers)} broker(s))")
         return cluster, []
@@ -233,16 +265,18 @@ def _start_dead_brokers(directory: Path, cluster: SandboxCluster, report: Report
     report(f"{cluster.name}: starting {len(dead)} broker(s), Kafka {cluster.kafka_version}")
     started = []
     for old in dead:
-        pid = process.start_broker(jars, _properties(directory, cluster, old),
-                                   _log_flag(directory, cluster, old))
+        pid = process.start_broker(
+            jars, _properties(directory, cluster, old), _log_flag(directory, cluster, old)
+        )
         broker = replace(old, pid=pid)
         cluster = cluster.with_broker(broker)
         started.append(broker)
     return cluster, started
 
 
-def _wait_ready(state: SandboxState, cluster: SandboxCluster, timeout: float,
-                report: Report) -> None:
+def _wait_ready(
+    state: SandboxState, cluster: SandboxCluster, timeout: float, report: Report
+) -> None:
     report(f"{cluster.name}: waiting for {len(cluster.brokers)} broker(s) to answer metadata")
     config = cluster_config(state, cluster, timeout_s=2.0)
     deadline = time.monotonic() + timeout

@@ -34,24 +34,31 @@ def java_executable() -> str:
     return found
 
 
-def java_command(jars: Path, main: str, args: Sequence[str], jvm_flags: Sequence[str] = ()
-                 ) -> list[str]:
+def java_command(
+    jars: Path, main: str, args: Sequence[str], jvm_flags: Sequence[str] = ()
+) -> list[str]:
     return [java_executable(), *jvm_flags, "-cp", f"{jars}/*", main, *args]
 
 
-def format_storage(jars: Path, properties: Path, cluster_id: str, scram: Sequence[str],
-                   log_flag: str) -> subprocess.Popen[bytes]:
+def format_storage(
+    jars: Path, properties: Path, cluster_id: str, scram: Sequence[str], log_flag: str
+) -> subprocess.Popen[bytes]:
     """Start formatting one node's log dirs; the caller waits on the returned process."""
     args = ["format", "-t", cluster_id, "-c", str(properties), "--ignore-formatted"]
     for credential in scram:
         args += ["--add-scram", credential]
     log = properties.with_name("format.log").open("wb")
-    return subprocess.Popen(java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", log_flag]),
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", log_flag]),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
 
 
-def wait_formatted(processes: Sequence[tuple[Path, subprocess.Popen[bytes]]],
-                   timeout: float = 120) -> None:
+def wait_formatted(
+    processes: Sequence[tuple[Path, subprocess.Popen[bytes]]], timeout: float = 120
+) -> None:
     for properties, process in processes:
         try:
             code = process.wait(timeout=timeout)
@@ -69,13 +76,22 @@ def wait_formatted(processes: Sequence[tuple[Path, subprocess.Popen[bytes]]],
 def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
     """Start a broker detached from this process (it outlives the CLI); returns its pid."""
     heap = os.environ.get(HEAP_ENV, "512m")
-    flags = [f"-Xmx{heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-             "-Djava.awt.headless=true", log_flag]
+    flags = [
+        f"-Xmx{heap}",
+        "-Xms128m",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-Djava.awt.headless=true",
+        log_flag,
+    ]
     out = properties.with_name("broker.log").open("ab")
     process = subprocess.Popen(
         java_command(jars, MAIN_CLASS, [str(properties)], flags),
-        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True, cwd=properties.parent,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=properties.parent,
     )
     return process.pid
 

@@ -9,8 +9,9 @@ from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, Sand
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
-def server_properties(cluster: SandboxCluster, broker: BrokerNode, data_dir: Path,
-                      admin_password: str | None) -> str:
+def server_properties(
+    cluster: SandboxCluster, broker: BrokerNode, data_dir: Path, admin_password: str | None
+) -> str:
     """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine."""
     listener = "SASL_PLAINTEXT" if cluster.secure else "PLAINTEXT"
     listeners = [f"{listener}://127.0.0.1:{broker.port}"]
@@ -49,8 +50,7 @@ def server_properties(cluster: SandboxCluster, broker: BrokerNode, data_dir: Pat
 
 
 def _secure_properties(listener: str, admin_password: str) -> dict[str, str]:
-    jaas = (f'{_SCRAM_MODULE} required username="{ADMIN_USER}" '
-            f'password="{admin_password}";')
+    jaas = f'{_SCRAM_MODULE} required username="{ADMIN_USER}" password="{admin_password}";'
     return {
         "sasl.enabled.mechanisms": SCRAM_MECHANISM,
         "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,

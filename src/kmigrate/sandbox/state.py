@@ -40,8 +40,9 @@ class SandboxCluster:
 
     @property
     def voters(self) -> str:
-        return ",".join(f"{b.node_id}@127.0.0.1:{b.controller_port}"
-                        for b in self.brokers if b.voter)
+        return ",".join(
+            f"{b.node_id}@127.0.0.1:{b.controller_port}" for b in self.brokers if b.voter
+        )
 
     def with_broker(self, broker: BrokerNode) -> SandboxCluster:
         brokers = tuple(broker if b.node_id == broker.node_id else b for b in self.brokers)

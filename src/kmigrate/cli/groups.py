@@ -1,0 +1,61 @@
+"""`kmigrate groups list | describe`."""
+
+from __future__ import annotations
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.kafka.admin import ClusterAdmin
+
+
+@click.group("groups")
+def group() -> None:
+    """Consumer groups of a cluster."""
+
+
+@group.command("list")
+@cluster_option
+@json_option
+@pass_app
+def list_groups(app: AppContext, cluster_name: str, as_json: bool) -> None:
+    """Consumer groups with state, member count and total lag."""
+    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        described = [admin.describe_group(g.group_id) for g in admin.list_groups()]
+    rows = [
+        {
+            "group": g.group_id,
+            "state": g.state,
+            "members": len(g.members),
+            "partitions": len(g.offsets),
+            "lag": g.total_lag,
+        }
+        for g in described
+    ]
+    if as_json:
+        render.print_json({"cluster": cluster_name, "groups": rows})
+        return
+    render.table(
+        f"consumer groups on {cluster_name}",
+        ["group", "state", "members", "partitions", "lag"],
+        [(r["group"], r["state"], r["members"], r["partitions"], r["lag"]) for r in rows],
+    )
+
+
+@group.command("describe")
+@click.argument("group_id", metavar="GROUP")
+@cluster_option
+@json_option
+@pass_app
+def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -> None:
+    """Members, committed offsets and lag of consumer group GROUP."""
+    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        info = admin.describe_group(group_id)
+    if as_json:
+        render.print_json({"cluster": cluster_name, **render.to_jsonable(info)})
+        return
+    render.table(
+        f"group {group_id} on {cluster_name}: {info.state}, {len(info.members)} member(s)",
+        ["topic", "partition", "committed", "log end", "lag"],
+        [(o.topic, o.partition, o.committed, o.log_end, o.lag) for o in info.offsets],
+    )

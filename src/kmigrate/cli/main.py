@@ -1,0 +1,78 @@
+"""The `kmigrate` command: global options, sub-command groups, and the error boundary."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import click
+
+from kmigrate import __version__
+from kmigrate.cli import clusters, demo, groups, render, sandbox, topics
+from kmigrate.cli.context import AppContext
+from kmigrate.errors import KMigrateError
+
+DEBUG_ENV = "KMIGRATE_DEBUG"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(path_type=str),
+    default=None,
+    help="clusters.yaml to use (default: $KMIGRATE_CONFIG, ./kmigrate.yaml, "
+    "then the running sandbox's).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log what kmigrate does to stderr.")
+@click.version_option(__version__, prog_name="kmigrate")
+@click.pass_context
+def cli(ctx: click.Context, config: str | None, verbose: bool) -> None:
+    """Move live Kafka topics, consumer groups and partitions between clusters,
+    without losing or repeating a record, and prove it."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = AppContext(config)
+
+
+cli.add_command(sandbox.group)
+cli.add_command(clusters.group)
+cli.add_command(topics.group)
+cli.add_command(groups.group)
+cli.add_command(demo.command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every kmigrate error becomes one line on stderr and its exit code."""
+    try:
+        cli.main(args=argv, prog_name="kmigrate", standalone_mode=False)
+    except KMigrateError as exc:
+        render.error(exc.message, exc.detail)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        render.error("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        render.error(exc.format_message())
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        render.error("interrupted")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        render.error(
+            f"internal error ({type(exc).__name__}: {exc}); "
+            f"rerun with {DEBUG_ENV}=1 for a traceback and report it"
+        )
+        sys.exit(70)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Output: Rich tables for people, JSON for scripts, one-line errors on stderr."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, default=str) + "\n")
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    if title:
+        out.print(Text(title, style="bold"), soft_wrap=True)
+    t = Table(header_style="bold")
+    for column in columns:
+        t.add_column(column, overflow="fold")
+    for row in rows:
+        t.add_row(*("" if v is None else str(v) for v in row))
+    out.print(t)
+
+
+def error(message: str, detail: str | None = None) -> None:
+    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    if detail:
+        err.print(detail, markup=False, soft_wrap=True)
+
+
+def progress(message: str) -> None:
+    err.print(Text.assemble(("> ", "dim"), message), soft_wrap=True)

@@ -1,0 +1,185 @@
+"""`kmigrate sandbox up | down | status`: real local Kafka clusters."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import json_option
+from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+
+dir_option = click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Run directory with configs, data, logs and pids (default: $KMIGRATE_SANDBOX_DIR "
+    "or .kmigrate/sandbox).",
+)
+clusters_option = click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    metavar="NAME",
+    help="Cluster to act on; repeat for several (up: default source and target; down: all).",
+)
+
+
+@click.group("sandbox")
+def group() -> None:
+    """Real Apache Kafka clusters (KRaft) on 127.0.0.1, from Maven Central jars."""
+
+
+@group.command("up")
+@dir_option
+@clusters_option
+@click.option(
+    "--brokers",
+    type=click.IntRange(1, manager.MAX_BROKERS),
+    default=1,
+    show_default=True,
+    help="Brokers per cluster.",
+)
+@click.option(
+    "--racks",
+    default=None,
+    metavar="R1,R2,..",
+    help="Rack label per broker (default rack-1, rack-2, ...).",
+)
+@click.option(
+    "--kafka-version",
+    default=None,
+    help=f"Apache Kafka release, 4.x or 3.9.x (default {DEFAULT_KAFKA_VERSION}).",
+)
+@click.option(
+    "--secure",
+    is_flag=True,
+    help="SASL/SCRAM-SHA-512 with the standard authorizer; super-user 'admin' and "
+    "plain user 'client', passwords in DIR/secrets.env.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for every broker to answer.",
+)
+@json_option
+def up(
+    directory: Path | None,
+    clusters: tuple[str, ...],
+    brokers: int,
+    racks: str | None,
+    kafka_version: str | None,
+    secure: bool,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Start clusters and wait until each answers a metadata request with all its brokers.
+
+    Idempotent: running clusters are left as they are; stopped brokers restart on their data.
+    """
+    directory = directory or sandbox_dir()
+    request = manager.UpRequest(
+        clusters=clusters or manager.DEFAULT_CLUSTERS,
+        brokers=brokers,
+        kafka_version=kafka_version,
+        secure=secure,
+        racks=[r.strip() for r in racks.split(",")] if racks else None,
+        timeout=timeout,
+    )
+    state = manager.up(directory, request, report=render.progress)
+    names = list(request.clusters)
+    if as_json:
+        render.print_json(
+            {
+                "dir": str(state.directory),
+                "config": str(state.directory / SANDBOX_CONFIG_NAME),
+                "clusters": {
+                    n: {
+                        "bootstrap_servers": state.clusters[n].bootstrap_servers,
+                        "kafka_version": state.clusters[n].kafka_version,
+                        "secure": state.clusters[n].secure,
+                    }
+                    for n in names
+                },
+            }
+        )
+        return
+    render.table(
+        None,
+        ["cluster", "bootstrap servers", "kafka", "brokers", "secure"],
+        [
+            (
+                n,
+                state.clusters[n].bootstrap_servers,
+                state.clusters[n].kafka_version,
+                len(state.clusters[n].brokers),
+                "yes" if state.clusters[n].secure else "no",
+            )
+            for n in names
+        ],
+    )
+    render.out.print(f"config: {state.directory / SANDBOX_CONFIG_NAME}")
+
+
+@group.command("down")
+@dir_option
+@clusters_option
+@click.option("--purge", is_flag=True, help="Also delete the clusters' data and logs.")
+@click.option(
+    "--grace",
+    type=float,
+    default=20.0,
+    show_default=True,
+    help="Seconds between SIGTERM and SIGKILL.",
+)
+def down(directory: Path | None, clusters: tuple[str, ...], purge: bool, grace: float) -> None:
+    """Stop the brokers this sandbox started, and only those."""
+    directory = directory or sandbox_dir()
+    manager.down(directory, clusters or None, purge=purge, grace=grace)
+    what = ", ".join(clusters) if clusters else "all clusters"
+    render.progress(f"stopped {what} in {directory}" + (" and deleted their data" if purge else ""))
+
+
+@group.command("status")
+@dir_option
+@json_option
+def status(directory: Path | None, as_json: bool) -> None:
+    """Which brokers are alive. Exits 1 when any broker is down or there is no sandbox."""
+    directory = directory or sandbox_dir()
+    rows = manager.status(directory)
+    if as_json:
+        render.print_json({"dir": str(directory.resolve()), "brokers": rows})
+    elif rows:
+        render.table(
+            f"sandbox {directory.resolve()}",
+            ["cluster", "broker", "port", "rack", "pid", "state"],
+            [
+                (
+                    r.cluster,
+                    r.node_id,
+                    r.port,
+                    r.rack,
+                    r.pid or "-",
+                    "alive" if r.listening else ("starting" if r.alive else "down"),
+                )
+                for r in rows
+            ],
+        )
+    else:
+        render.error(f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`")
+    if not rows or not all(r.alive for r in rows):
+        sys.exit(1)
+
+
+@group.command("fetch")
+@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True)
+def fetch(kafka_version: str) -> None:
+    """Download Kafka's jars from Maven Central into the cache (done by `up` when needed)."""
+    render.progress(f"jars for Kafka {kafka_version}: {ensure_jars(kafka_version)}")

@@ -1,0 +1,95 @@
+"""`kmigrate topics list | describe`."""
+
+from __future__ import annotations
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.kafka.admin import ClusterAdmin
+
+
+@click.group("topics")
+def group() -> None:
+    """Topics of a cluster."""
+
+
+@group.command("list")
+@cluster_option
+@click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
+@json_option
+@pass_app
+def list_topics(app: AppContext, cluster_name: str, internal: bool, as_json: bool) -> None:
+    """Topics with partition count, replication factor and record count."""
+    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        print_topics(admin, cluster_name, internal=internal, as_json=as_json)
+
+
+def print_topics(
+    admin: ClusterAdmin, cluster_name: str, *, internal: bool = False, as_json: bool = False
+) -> None:
+    topics = admin.list_topics(include_internal=internal)
+    counts = {t.name: sum(w.count for w in admin.watermarks(t.name)) for t in topics}
+    rows = [
+        {
+            "name": t.name,
+            "partitions": t.partition_count,
+            "replication_factor": t.replication_factor,
+            "records": counts[t.name],
+            "under_replicated": sum(p.under_replicated for p in t.partitions),
+        }
+        for t in topics
+    ]
+    if as_json:
+        render.print_json({"cluster": cluster_name, "topics": rows})
+        return
+    render.table(
+        f"topics on {cluster_name}",
+        ["topic", "partitions", "replication", "records", "under-replicated"],
+        [
+            (
+                r["name"],
+                r["partitions"],
+                r["replication_factor"],
+                r["records"],
+                r["under_replicated"] or "",
+            )
+            for r in rows
+        ],
+    )
+
+
+@group.command("describe")
+@click.argument("topic")
+@cluster_option
+@json_option
+@pass_app
+def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> None:
+    """Partitions (leader, replicas, ISR, offsets) and non-default configs of TOPIC."""
+    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        info = admin.describe_topic(topic)
+        marks = {w.partition: w for w in admin.watermarks(topic)}
+    if as_json:
+        data = render.to_jsonable(info)
+        for p in data["partitions"]:
+            w = marks[p["partition"]]
+            p.update(low_watermark=w.low, high_watermark=w.high)
+        render.print_json({"cluster": cluster_name, **data})
+        return
+    render.table(
+        f"topic {topic} on {cluster_name}",
+        ["partition", "leader", "replicas", "isr", "low", "high"],
+        [
+            (
+                p.partition,
+                p.leader,
+                ",".join(map(str, p.replicas)),
+                ",".join(map(str, p.isr)),
+                marks[p.partition].low,
+                marks[p.partition].high,
+            )
+            for p in info.partitions
+        ],
+    )
+    if info.configs:
+        render.table("non-default configs", ["config", "value"], sorted(info.configs.items()))

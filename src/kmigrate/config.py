@@ -43,7 +43,7 @@ SANDBOX_DIR_ENV = "KMIGRATE_SANDBOX_DIR"
 DEFAULT_SANDBOX_DIR = Path(".kmigrate/sandbox")
 SANDBOX_CONFIG_NAME = "clusters.yaml"
 
-_SECRET_KEY = re.compile(r"password|secret|jaas|token|\.pem$|key\.pem", re.IGNORECASE)
+_SECRET_KEY = re.compile(r"password|secret|jaas|token|\.pem$|key\.pem|keystore\.key", re.IGNORECASE)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # librdkafka-only settings with no Java-client equivalent: left out of Spark's options.
 _LIBRDKAFKA_ONLY = frozenset(
@@ -109,7 +109,9 @@ class ClusterConfig(_Strict):
 
     def as_spark_options(self) -> dict[str, str]:
         """Spark Kafka connector options (``kafka.*``) for this cluster, secrets unwrapped."""
-        java = _java_client_properties({k: _reveal(v) for k, v in self.properties.items()})
+        java = _java_client_properties(
+            {k: _reveal(v) for k, v in self.properties.items()}, self.java_properties
+        )
         java.update({k: _reveal(v) for k, v in self.java_properties.items()})
         java["bootstrap.servers"] = self.bootstrap_servers
         return {f"kafka.{k}": v for k, v in java.items()}
@@ -163,11 +165,15 @@ def _jaas_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _java_client_properties(props: dict[str, str]) -> dict[str, str]:
-    """Translate librdkafka property names to the Java client's."""
+def _java_client_properties(
+    props: dict[str, str], explicit: Mapping[str, object]
+) -> dict[str, str]:
+    """Translate librdkafka property names to the Java client's (``explicit`` are the
+    user's java_properties, which win)."""
     java = {k: v for k, v in props.items() if k not in _LIBRDKAFKA_ONLY}
     mechanism = props.get("sasl.mechanism", "").upper()
-    if "sasl.username" in props and "sasl.jaas.config" not in java:
+    has_jaas = "sasl.jaas.config" in java or "sasl.jaas.config" in explicit
+    if "sasl.username" in props and not has_jaas:
         module = _LOGIN_MODULES.get(mechanism)
         if module is None:
             raise ConfigError(
@@ -244,10 +250,16 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
 def parse_settings(text: str, path: Path) -> Settings:
     """Validate the text of a clusters.yaml; ``path`` anchors relative paths and messages."""
     raw = _parse_yaml(text, path)
-    env = dict(_read_env_file(path.parent / raw["env_file"])) if raw.get("env_file") else {}
+    env_file = raw.get("env_file")
+    if env_file is not None and not isinstance(env_file, str):
+        raise ConfigError(f"{path}: env_file must be a file path")
+    env = dict(_read_env_file(path.parent / env_file)) if env_file else {}
     env.update(os.environ)
     raw = _substitute(raw, env, path, loc="")
-    for name, cluster in (raw.get("clusters") or {}).items():
+    clusters = raw.get("clusters")
+    if not isinstance(clusters, dict):
+        raise ConfigError(f"{path}: 'clusters:' must map cluster names to their settings")
+    for name, cluster in clusters.items():
         if isinstance(cluster, dict):
             cluster.setdefault("name", name)
     try:
@@ -266,6 +278,9 @@ def _parse_yaml(text: str, path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
+        # YAML quotes the offending text (an alias, a tag) and that text may be a
+        # password: name the place, never the content.
+        problem = re.sub(r"'[^']*'", "'...'", problem)
         raise ConfigError(f"{path}: bad YAML{where}: {problem}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with a 'clusters:' key at the top")

@@ -7,6 +7,7 @@ kmigrate errors. Use it as a context manager or call :meth:`close`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ from kmigrate.errors import (
     ConflictError,
     GroupActiveError,
     GroupNotFoundError,
+    KafkaOperationError,
     KMigrateError,
     TopicNotFoundError,
 )
@@ -207,7 +209,28 @@ class ClusterAdmin:
             [new], operation_timeout=self._timeout, request_timeout=self._timeout
         )
         self._wait_all(futures, "create topic", topic=name)
-        return self.describe_topic(name)
+        return self._wait_topic_ready(name, partitions)
+
+    def _wait_topic_ready(self, name: str, partitions: int) -> TopicInfo:
+        """Wait until every broker we ask knows the new topic and each partition has a
+        leader: the controller answers create before the brokers' metadata catches up."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                topic = self.describe_topic(name)
+                if topic.partition_count == partitions and all(
+                    p.leader >= 0 for p in topic.partitions
+                ):
+                    return topic
+            except TopicNotFoundError:
+                if time.monotonic() > deadline:
+                    raise
+            if time.monotonic() > deadline:
+                raise KafkaOperationError(
+                    f"topic '{name}' was created on cluster '{self.cluster.name}' but its "
+                    f"partitions had no leader within {self._timeout:g}s"
+                )
+            time.sleep(0.1)
 
     def create_topic_like(
         self,

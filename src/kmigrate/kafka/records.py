@@ -90,16 +90,27 @@ def read_partition(
 ) -> list[Record]:
     """Every record with start <= offset < end (read_committed), in offset order.
 
-    Offsets may have gaps (compaction, transaction markers); the read stops at the
-    first record at or past ``end`` or when the partition's end is reached.
+    Records already deleted (below the log start) are simply absent. Offsets may
+    have gaps (compaction, transaction markers); the read stops at the first record
+    at or past ``end`` or at the partition's end. It never jumps: an offset reset
+    is an error, not a silent skip.
     """
     trap = ErrorTrap()
-    client = consumer(
-        cluster, trap, **{"isolation.level": "read_committed", "enable.partition.eof": True}
-    )
+    settings = {
+        "isolation.level": "read_committed",
+        "enable.partition.eof": True,
+        "auto.offset.reset": "error",
+    }
+    client = consumer(cluster, trap, **settings)
     deadline = time.monotonic() + (timeout or cluster.timeout_s * 3)
     records: list[Record] = []
     try:
+        low, high = client.get_watermark_offsets(
+            TopicPartition(topic, partition), timeout=cluster.timeout_s
+        )
+        start = max(start, low)
+        if start >= min(end, high):
+            return records
         client.assign([TopicPartition(topic, partition, start)])
         while start < end:
             if time.monotonic() > deadline:

@@ -223,7 +223,12 @@ def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report)
 
 def _cluster_id() -> str:
     # The form Kafka's Uuid.toString() prints: 16 random bytes, URL-safe base64, no padding.
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    # Like Kafka's Uuid.randomUuid(), never start with '-': the storage tool's argument
+    # parser would read such an id as an option.
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
 
 
 def _write_broker_files(
@@ -302,8 +307,10 @@ def _wait_ready(
 
 
 def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
+    # These pids were just started (or checked) by this call, so liveness is enough;
+    # right after the fork /proc/<pid>/cmdline may not show the broker's arguments yet.
     for broker in cluster.brokers:
-        if not process.is_ours(broker.pid, _properties(directory, cluster, broker)):
+        if not process.is_running(broker.pid):
             log = broker.folder(directory / cluster.name) / "broker.log"
             raise BrokerStartError(
                 f"broker {broker.node_id} of cluster '{cluster.name}' exited during start; "

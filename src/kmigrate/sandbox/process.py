@@ -98,14 +98,24 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
 
 def is_ours(pid: int | None, properties: Path) -> bool:
     """True while ``pid`` is alive and is the broker started with ``properties``."""
+    if not is_running(pid):
+        return False
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return str(properties).encode() in args
+
+
+def is_running(pid: int | None) -> bool:
+    """True while ``pid`` exists and is not a zombie (whoever it belongs to)."""
     if not pid:
         return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return state != "Z" and str(properties).encode() in cmdline
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:

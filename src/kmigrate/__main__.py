@@ -1,0 +1,3 @@
+from kmigrate.cli.main import main
+
+main()

@@ -1,0 +1,21 @@
+"""Markers by folder: tests/unit are `unit`, tests/integration are `integration`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Same jar cache as the Makefile, so running pytest directly does not download again.
+os.environ.setdefault("KMIGRATE_CACHE", str(ROOT / ".cache"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        if "unit" in parts:
+            item.add_marker(pytest.mark.unit)
+        elif "integration" in parts:
+            item.add_marker(pytest.mark.integration)

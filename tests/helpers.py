@@ -1,0 +1,54 @@
+"""Helpers shared by the tests: unique names, waiting on conditions, running the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def unique(prefix: str) -> str:
+    """A topic or group name no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def wait_for(
+    condition: Callable[[], T], *, timeout: float, message: str, interval: float = 0.2
+) -> T:
+    """Poll ``condition`` until it returns something truthy; fail with ``message`` on timeout."""
+    deadline = time.monotonic() + timeout
+    last: T = condition()
+    while not last:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s: {message} (last: {last!r})")
+        time.sleep(interval)
+        last = condition()
+    return last
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(
+    *args: str, config: str | None = None, env: dict[str, str] | None = None, timeout: float = 180
+) -> CliResult:
+    """Run the real `kmigrate` command in a subprocess, as a user would."""
+    argv = [sys.executable, "-m", "kmigrate"]
+    if config:
+        argv += ["--config", config]
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    done = subprocess.run(
+        [*argv, *args], capture_output=True, text=True, timeout=timeout, env=full_env, check=False
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)

@@ -1,0 +1,160 @@
+"""`kmigrate sandbox up | status | down` with real brokers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.models import Record
+from kmigrate.sandbox.process import is_ours
+from kmigrate.sandbox.state import load_state
+from tests.helpers import run_cli, unique
+from tests.integration.conftest import Clusters
+
+
+def _pids(directory: Path) -> dict[str, list[int | None]]:
+    state = load_state(directory.resolve())
+    return {n: [b.pid for b in c.brokers] for n, c in state.clusters.items()}
+
+
+def _sandbox_dir(clusters: Clusters) -> Path:
+    if clusters.sandbox_dir is None:
+        pytest.fail("this test needs the session sandbox, not KMIGRATE_TEST_CONFIG clusters")
+    return clusters.sandbox_dir
+
+
+def test_status_json_reports_every_broker_alive(clusters: Clusters) -> None:
+    directory = _sandbox_dir(clusters)
+    result = run_cli("sandbox", "status", "--dir", str(directory), "--json")
+    assert result.code == 0, result.stderr
+    brokers = json.loads(result.stdout)["brokers"]
+    assert {(b["cluster"], b["alive"], b["listening"]) for b in brokers} == {
+        ("source", True, True),
+        ("target", True, True),
+    }
+
+
+def test_up_on_a_live_sandbox_changes_nothing(clusters: Clusters) -> None:
+    directory = _sandbox_dir(clusters)
+    before = _pids(directory)
+    yaml_before = (directory / "clusters.yaml").read_text()
+
+    result = run_cli("sandbox", "up", "--dir", str(directory), "--json")
+
+    assert result.code == 0, result.stderr
+    assert "already running" in result.stderr
+    assert _pids(directory) == before
+    assert (directory / "clusters.yaml").read_text() == yaml_before
+
+
+def test_demo_puts_records_on_source_and_lists_both_clusters(clusters: Clusters) -> None:
+    directory = _sandbox_dir(clusters)
+    before = _pids(directory)
+    result = run_cli("demo", "--dir", str(directory), "--records", "300")
+    assert result.code == 0, result.stderr
+    assert "topics on source" in result.stdout and "topics on target" in result.stdout
+    assert "demo.orders" in result.stdout
+    assert _pids(directory) == before  # it reused the running clusters
+    marks = ClusterAdmin(clusters.source).watermarks("demo.orders")
+    assert sum(w.count for w in marks) >= 300
+
+
+def test_three_broker_cluster_with_racks_then_down(tmp_path: Path) -> None:
+    directory = tmp_path / "sb"
+    up = run_cli(
+        "sandbox",
+        "up",
+        "--dir",
+        str(directory),
+        "--cluster",
+        "big",
+        "--brokers",
+        "3",
+        "--racks",
+        "r-a,r-b,r-c",
+        "--json",
+    )
+    assert up.code == 0, up.stderr
+    try:
+        config = str(directory / "clusters.yaml")
+        described = run_cli("clusters", "describe", "big", "--json", config=config)
+        assert described.code == 0, described.stderr
+        info = json.loads(described.stdout)
+        assert [(b["node_id"], b["rack"]) for b in info["brokers"]] == [
+            (1, "r-a"),
+            (2, "r-b"),
+            (3, "r-c"),
+        ]
+        assert info["controller_id"] in {1, 2, 3}
+
+        cluster = load_settings(config).cluster("big")
+        with ClusterAdmin(cluster) as admin:
+            topic = admin.create_topic(unique("rf3"), 3, replication_factor=3)
+        assert all(len(p.replicas) == 3 and len(p.isr) == 3 for p in topic.partitions)
+        sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
+        assert read_partition(cluster, topic.name, 0, 0, 1) == sent
+    finally:
+        pids = _pids(directory)["big"]
+        down = run_cli("sandbox", "down", "--dir", str(directory))
+    assert down.code == 0, down.stderr
+    props = [directory / "big" / f"broker-{i}" / "server.properties" for i in (1, 2, 3)]
+    assert not any(is_ours(pid, p) for pid, p in zip(pids, props, strict=True))
+    status = run_cli("sandbox", "status", "--dir", str(directory), "--json")
+    assert status.code == 1
+    assert not any(b["alive"] for b in json.loads(status.stdout)["brokers"])
+
+
+def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
+    directory = tmp_path / "sb"
+    assert run_cli("sandbox", "up", "--dir", str(directory), "--cluster", "solo").code == 0
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        # A pid recorded by the sandbox can be reused by an unrelated process later;
+        # simulate that by pointing the state file at a stranger.
+        state_file = directory / "sandbox.json"
+        state = json.loads(state_file.read_text())
+        real_pid = state["clusters"]["solo"]["brokers"][0]["pid"]
+        state["clusters"]["solo"]["brokers"][0]["pid"] = stranger.pid
+        state_file.write_text(json.dumps(state))
+
+        assert run_cli("sandbox", "down", "--dir", str(directory), "--grace", "2").code == 0
+        assert stranger.poll() is None, "down killed a process it did not start"
+    finally:
+        stranger.kill()
+        stranger.wait()
+        props = directory / "solo" / "broker-1" / "server.properties"
+        if is_ours(real_pid, props):
+            subprocess.run(["kill", "-9", str(real_pid)], check=False)
+
+
+def test_kafka_3_9_is_selectable(tmp_path: Path) -> None:
+    directory = tmp_path / "sb"
+    up = run_cli(
+        "sandbox",
+        "up",
+        "--dir",
+        str(directory),
+        "--cluster",
+        "legacy",
+        "--kafka-version",
+        "3.9.1",
+        timeout=600,
+    )
+    assert up.code == 0, up.stderr
+    try:
+        cluster = load_settings(directory / "clusters.yaml").cluster("legacy")
+        with ClusterAdmin(cluster) as admin:
+            topic = admin.create_topic(unique("old"), 2)
+            assert admin.describe_cluster().brokers[0].rack == "rack-1"
+        sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=1)])
+        assert read_partition(cluster, topic.name, 1, 0, 1) == sent
+        assert "3.9.1" in (directory / "legacy" / "broker-1" / "broker.log").read_text()
+    finally:
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge")

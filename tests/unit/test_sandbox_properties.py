@@ -1,0 +1,199 @@
+from pathlib import Path
+
+import pytest
+
+from kmigrate.sandbox.properties import (
+    LOG4J1,
+    LOG4J2,
+    logging_config,
+    logging_flag,
+    server_properties,
+)
+from kmigrate.sandbox.state import BrokerNode, SandboxCluster
+
+ADMIN_PASSWORD = "adm1n-Pw-xyz"
+INTERNAL_RF_KEYS = (
+    "offsets.topic.replication.factor",
+    "transaction.state.log.replication.factor",
+    "share.coordinator.state.topic.replication.factor",
+    "default.replication.factor",
+)
+
+
+def _cluster(brokers=3, voters=None, secure=False, version="4.1.0") -> SandboxCluster:
+    voters = min(3, brokers) if voters is None else voters
+    nodes = tuple(
+        BrokerNode(
+            node_id=i + 1,
+            port=19092 + i,
+            controller_port=29092 + i,
+            rack=f"rack-{i % 3}",
+            voter=i < voters,
+        )
+        for i in range(brokers)
+    )
+    return SandboxCluster(
+        name="src", cluster_id="abc", kafka_version=version, secure=secure, brokers=nodes
+    )
+
+
+def _props(cluster: SandboxCluster, index=0, password=ADMIN_PASSWORD) -> dict[str, str]:
+    text = server_properties(cluster, cluster.brokers[index], Path("/data/b"), password)
+    assert text.endswith("\n")
+    props = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        assert sep, line
+        assert key not in props, f"duplicate key {key}"
+        props[key] = value
+    return props
+
+
+def _listener_hosts(value: str) -> list[str]:
+    return [entry.split("://", 1)[1].rsplit(":", 1)[0] for entry in value.split(",")]
+
+
+@pytest.mark.parametrize("secure", [False, True])
+@pytest.mark.parametrize("index", [0, 3])
+def test_listeners_bind_only_to_loopback(secure, index):
+    props = _props(_cluster(brokers=4, secure=secure), index)
+    assert _listener_hosts(props["listeners"])
+    assert set(_listener_hosts(props["listeners"])) == {"127.0.0.1"}
+    assert set(_listener_hosts(props["advertised.listeners"])) == {"127.0.0.1"}
+
+
+def test_broker_listens_on_its_own_port():
+    cluster = _cluster()
+    props = _props(cluster, 1)
+    assert "PLAINTEXT://127.0.0.1:19093" in props["listeners"].split(",")
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:19093"
+
+
+def test_voter_is_broker_and_controller_with_a_controller_listener():
+    cluster = _cluster(brokers=4)
+    props = _props(cluster, 0)
+    assert props["process.roles"] == "broker,controller"
+    assert "CONTROLLER://127.0.0.1:29092" in props["listeners"].split(",")
+    assert props["controller.listener.names"] == "CONTROLLER"
+
+
+def test_non_voter_is_only_a_broker_without_controller_listener():
+    cluster = _cluster(brokers=4)
+    props = _props(cluster, 3)
+    assert props["process.roles"] == "broker"
+    assert "CONTROLLER" not in props["listeners"]
+    assert "29095" not in props["listeners"]
+
+
+@pytest.mark.parametrize("brokers,voters", [(1, 1), (3, 1), (3, 3), (5, 3)])
+def test_quorum_voters_list_exactly_the_voters(brokers, voters):
+    cluster = _cluster(brokers=brokers, voters=voters)
+    expected = {f"{b.node_id}@127.0.0.1:{b.controller_port}" for b in cluster.brokers if b.voter}
+    for index in range(brokers):
+        entries = _props(cluster, index)["controller.quorum.voters"].split(",")
+        assert len(entries) == voters
+        assert set(entries) == expected
+
+
+def test_node_id_rack_and_log_dir_are_set():
+    cluster = _cluster()
+    text = server_properties(cluster, cluster.brokers[2], Path("/tmp/sb/broker-3/data"), None)
+    assert "node.id=3\n" in text
+    assert "broker.rack=rack-2\n" in text
+    assert "log.dirs=/tmp/sb/broker-3/data\n" in text
+
+
+@pytest.mark.parametrize("brokers", [1, 2, 3, 4, 5])
+def test_internal_topic_replication_never_exceeds_broker_count(brokers):
+    props = _props(_cluster(brokers=brokers))
+    for key in INTERNAL_RF_KEYS:
+        assert 1 <= int(props[key]) <= brokers, key
+    assert int(props["transaction.state.log.min.isr"]) <= int(
+        props["transaction.state.log.replication.factor"]
+    )
+    assert int(props["share.coordinator.state.topic.min.isr"]) <= int(
+        props["share.coordinator.state.topic.replication.factor"]
+    )
+
+
+def test_topics_are_not_auto_created():
+    assert _props(_cluster())["auto.create.topics.enable"] == "false"
+
+
+# ------------------------------------------------------------------ secure clusters
+
+
+def test_secure_cluster_uses_sasl_plaintext_with_scram_sha_512():
+    props = _props(_cluster(secure=True))
+    assert props["listeners"].startswith("SASL_PLAINTEXT://127.0.0.1:")
+    assert props["advertised.listeners"].startswith("SASL_PLAINTEXT://127.0.0.1:")
+    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert "SASL_PLAINTEXT:SASL_PLAINTEXT" in props["listener.security.protocol.map"]
+    assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["sasl.mechanism.inter.broker.protocol"] == "SCRAM-SHA-512"
+
+
+def test_secure_cluster_has_scram_jaas_for_admin_on_its_listener():
+    props = _props(_cluster(secure=True))
+    jaas = props["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"]
+    assert "ScramLoginModule required" in jaas
+    assert 'username="admin"' in jaas
+    assert f'password="{ADMIN_PASSWORD}"' in jaas
+
+
+def test_secure_cluster_uses_standard_authorizer_and_denies_by_default():
+    props = _props(_cluster(secure=True))
+    assert props["authorizer.class.name"] == (
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    )
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+    assert "User:admin" in props["super.users"].split(";")
+
+
+def test_non_admin_client_user_is_not_a_super_user():
+    assert "User:client" not in _props(_cluster(secure=True))["super.users"].split(";")
+
+
+def test_plaintext_cluster_has_no_sasl_or_authorizer():
+    props = _props(_cluster(secure=False), password=None)
+    assert props["listeners"].startswith("PLAINTEXT://127.0.0.1:")
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    assert not any(k.startswith("sasl.") for k in props)
+    assert "authorizer.class.name" not in props
+    assert "super.users" not in props
+    assert not any("jaas" in k for k in props)
+
+
+def test_admin_password_is_not_written_for_a_plaintext_cluster():
+    cluster = _cluster(secure=False)
+    text = server_properties(cluster, cluster.brokers[0], Path("/d"), ADMIN_PASSWORD)
+    assert ADMIN_PASSWORD not in text
+
+
+# ------------------------------------------------------------------ logging
+
+
+@pytest.mark.parametrize("version", ["4.0.0", "4.1.0", "4.2.1"])
+def test_kafka_4_uses_log4j2(version):
+    name, content = logging_config(version)
+    assert name == "log4j2.properties"
+    assert content == LOG4J2
+    assert logging_flag(version, Path("/x/log4j2.properties")) == (
+        "-Dlog4j2.configurationFile=/x/log4j2.properties"
+    )
+
+
+@pytest.mark.parametrize("version", ["3.7.0", "3.9.1"])
+def test_kafka_3_uses_log4j_1(version):
+    name, content = logging_config(version)
+    assert name == "log4j.properties"
+    assert content == LOG4J1
+    assert "log4j.rootLogger" in content
+    assert logging_flag(version, Path("/x/log4j.properties")) == (
+        "-Dlog4j.configuration=file:/x/log4j.properties"
+    )
+
+
+def test_log4j2_config_is_log4j2_syntax():
+    assert "rootLogger.level" in LOG4J2
+    assert "log4j.rootLogger" not in LOG4J2

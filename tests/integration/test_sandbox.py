@@ -158,3 +158,30 @@ def test_kafka_3_9_is_selectable(tmp_path: Path) -> None:
         assert "3.9.1" in (directory / "legacy" / "broker-1" / "broker.log").read_text()
     finally:
         run_cli("sandbox", "down", "--dir", str(directory), "--purge")
+
+
+def test_failed_start_reports_the_broker_log_and_leaves_nothing_running(tmp_path: Path) -> None:
+    import socket
+
+    directory = tmp_path / "sb"
+    assert run_cli("sandbox", "up", "--dir", str(directory), "--cluster", "busy").code == 0
+    assert run_cli("sandbox", "down", "--dir", str(directory), "--grace", "10").code == 0
+    port = load_state(directory.resolve()).clusters["busy"].brokers[0].port
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    squatter.bind(("127.0.0.1", port))
+    squatter.listen()
+    try:
+        result = run_cli(
+            "sandbox", "up", "--dir", str(directory), "--cluster", "busy", "--timeout", "60"
+        )
+    finally:
+        squatter.close()
+    assert result.code == 7, result.stderr
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("> ")]
+    first, *log_lines = lines
+    assert first.startswith("error: broker 1 of cluster 'busy'"), first
+    assert "broker.log" in first
+    assert any("Address already in use" in line for line in log_lines), log_lines
+    status = run_cli("sandbox", "status", "--dir", str(directory), "--json")
+    assert not any(b["alive"] for b in json.loads(status.stdout)["brokers"])

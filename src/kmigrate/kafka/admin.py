@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import (
     ConsumerGroupTopicPartitions,
+    KafkaError,
     KafkaException,
     TopicCollection,
     TopicPartition,
@@ -41,7 +42,7 @@ from kmigrate.errors import (
     TopicNotFoundError,
 )
 from kmigrate.kafka.clients import ErrorTrap, admin_client
-from kmigrate.kafka.errors import translate
+from kmigrate.kafka.errors import kafka_error_of, translate
 from kmigrate.kafka.topic_copy import configs_to_copy
 from kmigrate.models import (
     AclEntry,
@@ -60,6 +61,11 @@ from kmigrate.models import (
 T = TypeVar("T")
 _DYNAMIC_TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
 _EMPTY_GROUP_STATES = {"EMPTY", "DEAD", "UNKNOWN"}
+_COORDINATOR_NOT_READY = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+}
 
 
 class ClusterAdmin:
@@ -340,9 +346,8 @@ class ClusterAdmin:
 
     def describe_group(self, group: str) -> GroupInfo:
         """State, members, committed offsets and lag of one consumer group."""
-        futures = self._client.describe_consumer_groups([group], request_timeout=self._timeout)
-        desc = self._wait(futures[group], "describe group", group=group)
-        offsets = self.committed_offsets(group)
+        desc = self._describe_group(group)
+        offsets = self._offsets_after_describe(group)
         state = _name(desc.state)
         if state in {"DEAD", "UNKNOWN"} and not desc.members and not offsets:
             raise GroupNotFoundError(
@@ -362,7 +367,34 @@ class ClusterAdmin:
         coordinator = desc.coordinator.id if desc.coordinator is not None else None
         return GroupInfo(group, state, members, self._with_lag(offsets), coordinator)
 
+    def _describe_group(self, group: str) -> Any:
+        """The group's description, retried while its coordinator is not ready.
+
+        A group nobody used yet on a fresh cluster has no loaded coordinator for a
+        moment (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS): that is a wait, not
+        an error.
+        """
+        deadline = time.monotonic() + self._timeout
+        while True:
+            futures = self._client.describe_consumer_groups([group], request_timeout=self._timeout)
+            try:
+                return futures[group].result(timeout=self._timeout + 5)
+            except KafkaException as exc:
+                error = kafka_error_of(exc)
+                retriable = error is not None and error.code() in _COORDINATOR_NOT_READY
+                if not retriable or time.monotonic() > deadline:
+                    raise self._translate(exc, "describe group", group=group) from exc
+            time.sleep(0.2)
+
     def committed_offsets(self, group: str) -> list[CommittedOffset]:
+        """The group's committed offsets (partitions without a commit are left out)."""
+        self._describe_group(group)
+        return self._offsets_after_describe(group)
+
+    def _offsets_after_describe(self, group: str) -> list[CommittedOffset]:
+        # Only call OffsetFetch once the coordinator answered a describe: librdkafka
+        # (2.16) crashes the process when the admin OffsetFetch meets NOT_COORDINATOR
+        # (confluent-kafka-javascript#374, confluent-kafka-python#1982).
         request = [ConsumerGroupTopicPartitions(group)]
         futures = self._client.list_consumer_group_offsets(request, request_timeout=self._timeout)
         result = self._wait(futures[group], "list group offsets", group=group)
@@ -412,9 +444,8 @@ class ClusterAdmin:
             )
 
     def _active_members(self, group: str) -> int:
-        futures = self._client.describe_consumer_groups([group], request_timeout=self._timeout)
         try:
-            desc = self._wait(futures[group], "describe group", group=group)
+            desc = self._describe_group(group)
         except GroupNotFoundError:
             return 0
         return 0 if _name(desc.state) in _EMPTY_GROUP_STATES else len(desc.members)

@@ -301,7 +301,7 @@ def _wait_ready(
             raise BrokerStartError(
                 f"cluster '{cluster.name}' did not answer with all {len(cluster.brokers)} "
                 f"broker(s) within {timeout:g}s ({seen} registered); see {log}",
-                detail=process.tail(log),
+                detail=process.failure_excerpt(log),
             )
         time.sleep(0.5)
 
@@ -315,7 +315,7 @@ def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
             raise BrokerStartError(
                 f"broker {broker.node_id} of cluster '{cluster.name}' exited during start; "
                 f"see {log}",
-                detail=process.tail(log),
+                detail=process.failure_excerpt(log),
             )
 
 

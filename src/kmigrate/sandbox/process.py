@@ -140,12 +140,23 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
+def failure_excerpt(path: Path, lines: int = 12) -> str:
+    """What a user needs from a failed broker's log: its ERROR/FATAL lines, each with
+    the line after it (usually the exception), else the last lines."""
+    text = tail(path, lines=2000).splitlines()
+    picked: list[str] = []
+    for i, line in enumerate(text):
+        if "] ERROR " in line or "] FATAL " in line:
+            picked += text[i : i + 2]
+    return "\n".join(picked[-lines:]) if picked else "\n".join(text[-lines:])
+
+
 def tail(path: Path, lines: int = 25) -> str:
     """The last lines of a log file ('' if it does not exist)."""
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
+            f.seek(max(0, f.tell() - 256 * 1024))
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""

@@ -1,0 +1,115 @@
+"""A SASL/SCRAM cluster with the standard authorizer: credentials, ACLs, no leaked secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kmigrate.config import load_settings
+from kmigrate.errors import AuthorizationError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.models import AclEntry, Record
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
+from kmigrate.sandbox.state import CLIENT_USER, SandboxState, load_state
+from tests.helpers import run_cli, unique, wait_for
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
+    directory = tmp_path_factory.mktemp("secure")
+    manager.up(directory, manager.UpRequest(clusters=["locked"], secure=True))
+    try:
+        yield load_state(directory.resolve())
+    finally:
+        manager.down(directory, purge=True, grace=10)
+
+
+def _config(state: SandboxState) -> str:
+    return str(state.directory / "clusters.yaml")
+
+
+def _passwords(state: SandboxState) -> list[str]:
+    return list(load_passwords(state.directory, "locked").values())
+
+
+def test_admin_with_the_sandbox_credentials_works(secure: SandboxState) -> None:
+    cluster = load_settings(_config(secure)).cluster("locked")
+    with ClusterAdmin(cluster) as admin:
+        assert len(admin.describe_cluster().brokers) == 1
+        topic = admin.create_topic(unique("sec"), 1)
+    sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
+    assert read_partition(cluster, topic.name, 0, 0, 1) == sent
+
+
+def test_clusters_yaml_holds_no_password(secure: SandboxState) -> None:
+    text = Path(_config(secure)).read_text()
+    assert "${KMIGRATE_SANDBOX_LOCKED_ADMIN_PASSWORD}" in text
+    assert not any(p in text for p in _passwords(secure))
+    assert (secure.directory / "secrets.env").stat().st_mode & 0o077 == 0
+
+
+def test_no_command_output_shows_a_password(secure: SandboxState) -> None:
+    outputs = [
+        run_cli("clusters", "list", config=_config(secure)),
+        run_cli("clusters", "list", "--json", config=_config(secure)),
+        run_cli("-v", "clusters", "describe", "locked", config=_config(secure)),
+        run_cli("-v", "topics", "list", "--cluster", "locked", "--json", config=_config(secure)),
+    ]
+    for result in outputs:
+        assert result.code == 0, result.stderr
+        for password in _passwords(secure):
+            assert password not in result.stdout + result.stderr
+    assert "********" in outputs[0].stdout
+
+
+def test_wrong_password_is_one_line_naming_the_credentials(
+    secure: SandboxState, tmp_path: Path
+) -> None:
+    bootstrap = secure.clusters["locked"].bootstrap_servers
+    config = tmp_path / "wrong.yaml"
+    config.write_text(
+        "clusters:\n  locked:\n"
+        f"    bootstrap_servers: {bootstrap}\n    timeout_s: 5\n"
+        "    properties:\n      security.protocol: SASL_PLAINTEXT\n"
+        "      sasl.mechanism: SCRAM-SHA-512\n      sasl.username: admin\n"
+        "      sasl.password: not-the-Password-42\n"
+    )
+    result = run_cli("topics", "list", "--cluster", "locked", config=str(config))
+    assert result.code == 3
+    assert result.stderr.count("\n") == 1
+    assert "rejected kmigrate's credentials" in result.stderr
+    assert "not-the-Password-42" not in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_acl_round_trip_grants_and_revokes_a_real_permission(secure: SandboxState) -> None:
+    admin_cluster = load_settings(_config(secure)).cluster("locked")
+    client_cluster = cluster_config(
+        secure, secure.clusters["locked"], user=CLIENT_USER, timeout_s=5
+    )
+    topic = unique("acl")
+    grant = AclEntry("TOPIC", topic, "LITERAL", f"User:{CLIENT_USER}", "*", "WRITE", "ALLOW")
+    with ClusterAdmin(admin_cluster) as admin:
+        admin.create_topic(topic, 1)
+        with pytest.raises(AuthorizationError):
+            produce(client_cluster, topic, [Record(None, b"denied", partition=0)])
+
+        admin.create_acls([grant])
+        assert grant in admin.list_acls()
+
+        def client_can_write() -> bool:
+            try:
+                produce(client_cluster, topic, [Record(None, b"allowed", partition=0)])
+                return True
+            except AuthorizationError:
+                return False
+
+        wait_for(client_can_write, timeout=30, message="the WRITE ACL to take effect")
+        assert admin.delete_acls([grant]) == 1
+        assert grant not in admin.list_acls()
+    values = [r.value for r in read_partition(admin_cluster, topic, 0, 0, 10)]
+    assert values == [b"allowed"]

@@ -113,3 +113,50 @@ def test_acl_round_trip_grants_and_revokes_a_real_permission(secure: SandboxStat
         assert grant not in admin.list_acls()
     values = [r.value for r in read_partition(admin_cluster, topic, 0, 0, 10)]
     assert values == [b"allowed"]
+
+
+def test_spark_reads_the_secure_cluster_with_the_same_cluster_entry(secure: SandboxState) -> None:
+    """One clusters.yaml entry drives both clients: Spark's Java client authenticates
+    with the SCRAM login derived from librdkafka's sasl.username/sasl.password."""
+    from kmigrate.config import SparkConfig
+    from kmigrate.spark.session import build_session
+
+    cluster = load_settings(_config(secure)).cluster("locked")
+    with ClusterAdmin(cluster) as admin:
+        topic = admin.create_topic(unique("spark"), 2)
+    sent = produce(
+        cluster,
+        topic.name,
+        [
+            Record(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),), 1_650_000_000_000 + i, i % 2)
+            for i in range(20)
+        ],
+    )
+
+    spark = build_session(SparkConfig(master="local[2]"), "kmigrate-test")
+    try:
+        rows = (
+            spark.read.format("kafka")
+            .options(**cluster.as_spark_options())
+            .option("subscribe", topic.name)
+            .option("includeHeaders", "true")
+            .option("startingOffsets", "earliest")
+            .option("endingOffsets", "latest")
+            .load()
+            .collect()
+        )
+    finally:
+        spark.stop()
+    got = sorted(
+        (
+            r.partition,
+            r.offset,
+            bytes(r.key),
+            bytes(r.value),
+            tuple((h.key, bytes(h.value)) for h in r.headers),
+            round(r.timestamp.timestamp() * 1000),
+        )
+        for r in rows
+    )
+    expected = sorted((s.partition, s.offset, s.key, s.value, s.headers, s.timestamp) for s in sent)
+    assert got == expected

@@ -1,0 +1,67 @@
+"""Jars from Maven Central, fetched once with Maven from a pom bundled with kmigrate.
+
+Used for the sandbox's Kafka jars and for Spark's Kafka connector. Jars land in
+$KMIGRATE_CACHE (default ~/.cache/kmigrate) under a folder that is complete or absent:
+Maven writes into a ``.partial`` folder that is renamed when it succeeded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from kmigrate.errors import JarsUnavailableError
+
+CACHE_ENV = "KMIGRATE_CACHE"
+_MARKER = ".complete"
+
+
+def cache_dir() -> Path:
+    """Where downloads are kept: $KMIGRATE_CACHE, else ~/.cache/kmigrate."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "kmigrate")
+
+
+def is_complete(target: Path) -> bool:
+    return (target / _MARKER).is_file()
+
+
+def fetch_jars(pom: Path, target: Path, properties: Mapping[str, str], what: str) -> Path:
+    """``target`` holding every runtime jar of ``pom`` (resolved with ``properties``)."""
+    if is_complete(target):
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JarsUnavailableError(f"Maven (mvn) is not on PATH; install it to fetch {what}")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    command = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(pom),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={partial}",
+        *(f"-D{k}={v}" for k, v in properties.items()),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        output = done.stdout + done.stderr
+        raise JarsUnavailableError(
+            f"could not fetch {what} from Maven Central: {_first_error(output)}",
+            detail=output[-3000:],
+        )
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial.rename(target)
+    (target / _MARKER).write_text(" ".join(f"{k}={v}" for k, v in properties.items()))
+    return target
+
+
+def _first_error(output: str) -> str:
+    errors = [line for line in output.splitlines() if "ERROR" in line]
+    line = errors[0] if errors else (output.strip().splitlines() or ["mvn failed"])[-1]
+    return " ".join(line.replace("[ERROR]", "").split())[:300]

@@ -1,0 +1,1 @@
+"""Spark plumbing shared by the mirror and verification jobs."""

@@ -20,6 +20,8 @@ def session_conf(spark: SparkConfig) -> dict[str, str]:
     conf = {
         "spark.jars": ",".join(str(p) for p in connector_jars()),
         "spark.ui.enabled": "false",
+        # kmigrate reports progress itself; Spark's stage bars would garble it.
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",

@@ -253,7 +253,7 @@ def parse_settings(text: str, path: Path) -> Settings:
     env_file = raw.get("env_file")
     if env_file is not None and not isinstance(env_file, str):
         raise ConfigError(f"{path}: env_file must be a file path")
-    env = dict(_read_env_file(path.parent / env_file)) if env_file else {}
+    env = dict(read_env_file(path.parent / env_file)) if env_file else {}
     env.update(os.environ)
     raw = _substitute(raw, env, path, loc="")
     clusters = raw.get("clusters")
@@ -298,7 +298,8 @@ def _describe_validation(exc: ValidationError) -> str:
     return "; ".join(shown) + more
 
 
-def _read_env_file(path: Path) -> Mapping[str, str]:
+def read_env_file(path: Path) -> Mapping[str, str]:
+    """KEY=VALUE lines (optional `export`, quotes and # comments) of an env file."""
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:

@@ -260,8 +260,9 @@ class ClusterAdmin:
 
     def default_replication(self) -> int:
         """The cluster's default.replication.factor, bounded by its broker count."""
-        value = self.broker_config().get("default.replication.factor", "1")
-        return max(1, min(int(value), len(self.describe_cluster().brokers)))
+        brokers = self.describe_cluster().brokers
+        config = self.broker_config(brokers[0].node_id)
+        return max(1, min(int(config.get("default.replication.factor", "1")), len(brokers)))
 
     def delete_topics(self, names: list[str]) -> None:
         if names:
@@ -470,7 +471,7 @@ class ClusterAdmin:
 
     def create_acls(self, entries: Iterable[AclEntry]) -> None:
         """Create ACL bindings; reports every binding that failed, not only the first."""
-        bindings = [_acl_binding(e) for e in entries]
+        bindings = [_acl(AclBinding, e) for e in entries]
         if not bindings:
             return
         futures = self._client.create_acls(bindings, request_timeout=self._timeout)
@@ -482,7 +483,7 @@ class ClusterAdmin:
 
     def delete_acls(self, entries: Iterable[AclEntry]) -> int:
         """Delete the exact ACL bindings given; returns how many were deleted."""
-        filters = [_acl_filter(e) for e in entries]
+        filters = [_acl(AclBindingFilter, e) for e in entries]
         if not filters:
             return 0
         futures = self._client.delete_acls(filters, request_timeout=self._timeout)
@@ -547,20 +548,9 @@ def _acl_entry(b: AclBinding) -> AclEntry:
     )
 
 
-def _acl_binding(e: AclEntry) -> AclBinding:
-    return AclBinding(
-        ResourceType[e.resource_type],
-        e.resource_name,
-        ResourcePatternType[e.pattern_type],
-        e.principal,
-        e.host,
-        AclOperation[e.operation],
-        AclPermissionType[e.permission],
-    )
-
-
-def _acl_filter(e: AclEntry) -> AclBindingFilter:
-    return AclBindingFilter(
+def _acl(kind: Callable[..., T], e: AclEntry) -> T:
+    """An AclBinding or AclBindingFilter (same constructor) for one entry."""
+    return kind(
         ResourceType[e.resource_type],
         e.resource_name,
         ResourcePatternType[e.pattern_type],

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, parse_settings
+from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, parse_settings, read_env_file
 from kmigrate.sandbox.state import (
     ADMIN_USER,
     CLIENT_USER,
@@ -50,10 +50,7 @@ def load_passwords(directory: Path, cluster: str) -> dict[str, str]:
 
 def _read_secrets(directory: Path) -> dict[str, str]:
     path = directory / SECRETS_FILE
-    if not path.is_file():
-        return {}
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-    return {k.strip(): v.strip() for k, v in pairs}
+    return dict(read_env_file(path)) if path.is_file() else {}
 
 
 def _write_secrets(directory: Path, values: dict[str, str]) -> None:

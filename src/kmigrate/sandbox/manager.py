@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import re
-import secrets
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,7 +23,6 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox import process
 from kmigrate.sandbox.clusters_yaml import (
     cluster_config,
-    load_passwords,
     new_passwords,
     write_clusters_yaml,
 )
@@ -32,7 +31,6 @@ from kmigrate.sandbox.ports import free_ports, is_listening
 from kmigrate.sandbox.properties import logging_config, logging_flag, server_properties
 from kmigrate.sandbox.state import (
     ADMIN_USER,
-    CLIENT_USER,
     SCRAM_MECHANISM,
     BrokerNode,
     SandboxCluster,
@@ -110,8 +108,6 @@ def down(
             cluster = cluster.with_broker(replace(broker, pid=None))
         state = state.with_cluster(cluster)
     if purge:
-        import shutil
-
         for name in names:
             shutil.rmtree(state.cluster_dir(name), ignore_errors=True)
         state = SandboxState(directory, {n: c for n, c in state.clusters.items() if n not in names})
@@ -322,12 +318,3 @@ def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
 def _stop_started(directory: Path, started: list[tuple[SandboxCluster, BrokerNode]]) -> None:
     pids = {b.pid: _properties(directory, c, b) for c, b in started if b.pid}
     process.stop_processes(pids, grace=5.0)
-
-
-def client_password(directory: Path, cluster: str) -> str:
-    """The sandbox's non-admin SCRAM user password (for ACL tests and demos)."""
-    return load_passwords(directory.resolve(), cluster)[CLIENT_USER]
-
-
-def random_password() -> str:
-    return secrets.token_urlsafe(18)

@@ -14,9 +14,14 @@
     │   ├── TopicExistsError           topic-exists     5
     │   └── GroupActiveError           group-active     5
     ├── KafkaOperationError            kafka            6
-    └── SandboxError                   sandbox          7
-        ├── JarsUnavailableError       jars             7
-        └── BrokerStartError           broker-start     7
+    ├── SandboxError                   sandbox          7
+    │   ├── JarsUnavailableError       jars             7
+    │   └── BrokerStartError           broker-start     7
+    ├── StoreError                     store            8
+    └── MirrorError                    mirror           9
+        ├── ForeignWriteError          foreign-write    9
+        ├── DataLossError              data-loss        9
+        └── MirrorRunningError         mirror-running   9
 
 Each message is one line that names what to fix. Messages never contain secrets:
 callers build them from names and addresses, never from client configs. The
@@ -110,3 +115,35 @@ class JarsUnavailableError(SandboxError):
 
 class BrokerStartError(SandboxError):
     code = "broker-start"
+
+
+class StoreError(KMigrateError):
+    """The metadata store cannot be opened or written."""
+
+    code = "store"
+    exit_code = 8
+
+
+class MirrorError(KMigrateError):
+    """The mirror stopped because continuing could lose or repeat a record."""
+
+    code = "mirror"
+    exit_code = 9
+
+
+class ForeignWriteError(MirrorError):
+    """Something other than the mirror wrote to a mirror topic."""
+
+    code = "foreign-write"
+
+
+class DataLossError(MirrorError):
+    """Source retention deleted records before the mirror copied them."""
+
+    code = "data-loss"
+
+
+class MirrorRunningError(MirrorError):
+    """Another mirror process already runs this link."""
+
+    code = "mirror-running"

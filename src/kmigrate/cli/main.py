@@ -9,7 +9,7 @@ import sys
 import click
 
 from kmigrate import __version__
-from kmigrate.cli import clusters, demo, groups, render, sandbox, topics
+from kmigrate.cli import clusters, demo, groups, mirror, render, sandbox, topics
 from kmigrate.cli.context import AppContext
 from kmigrate.errors import KMigrateError
 
@@ -42,6 +42,7 @@ cli.add_command(sandbox.group)
 cli.add_command(clusters.group)
 cli.add_command(topics.group)
 cli.add_command(groups.group)
+cli.add_command(mirror.group)
 cli.add_command(demo.command)
 
 

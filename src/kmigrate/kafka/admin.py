@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import (
     ConsumerGroupTopicPartitions,
+    IsolationLevel,
     KafkaError,
     KafkaException,
     TopicCollection,
@@ -26,6 +27,7 @@ from confluent_kafka.admin import (
     AclPermissionType,
     ConfigResource,
     ConfigSource,
+    NewPartitions,
     NewTopic,
     OffsetSpec,
     ResourcePatternType,
@@ -178,6 +180,11 @@ class ClusterAdmin:
         configs = self.topic_configs(names)
         return [_topic_info(described[n], configs[n]) for n in names]
 
+    def describe_topics_if_present(self, names: list[str]) -> list[TopicInfo]:
+        """The named topics that exist, described as ``describe_topics`` does."""
+        present = {t.name for t in self.list_topics(include_internal=True)}
+        return self.describe_topics([n for n in names if n in present])
+
     def topic_configs(self, names: list[str]) -> dict[str, dict[str, str]]:
         """Each topic's configs that were set on the topic (not cluster defaults)."""
         resources = [ConfigResource(ResourceType.TOPIC, n) for n in names]
@@ -298,6 +305,51 @@ class ClusterAdmin:
             else:
                 result.append(TopicPartitionOffset(topic, p, ends[p].offset, None))
         return result
+
+    def partition_offsets(
+        self,
+        partitions: Iterable[tuple[str, int]],
+        which: str,
+        *,
+        committed_only: bool = False,
+    ) -> dict[tuple[str, int], int]:
+        """``earliest`` (log start) or ``latest`` offset of many partitions in one call.
+
+        With ``committed_only`` the latest offset is the last stable offset: what a
+        read_committed consumer can read up to (open transactions excluded).
+        """
+        spec = OffsetSpec.earliest() if which == "earliest" else OffsetSpec.latest()
+        request = {TopicPartition(t, p): spec for t, p in partitions}
+        if not request:
+            return {}
+        isolation = (
+            IsolationLevel.READ_COMMITTED if committed_only else IsolationLevel.READ_UNCOMMITTED
+        )
+        deadline = time.monotonic() + self._timeout
+        while True:
+            futures = self._client.list_offsets(
+                request, isolation_level=isolation, request_timeout=self._timeout
+            )
+            try:
+                done = {tp: f.result(timeout=self._timeout + 5) for tp, f in futures.items()}
+            except Exception as exc:
+                # Leadership moves (and new topics) answer NOT_LEADER for a moment.
+                error = kafka_error_of(exc)
+                if _retriable(error) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise self._translate(exc, "list offsets") from exc
+            return {(tp.topic, tp.partition): r.offset for tp, r in done.items()}
+
+    def create_partitions(self, topic: str, total: int) -> TopicInfo:
+        """Grow ``topic`` to ``total`` partitions and wait until each has a leader."""
+        futures = self._client.create_partitions(
+            [NewPartitions(topic, total)],
+            operation_timeout=self._timeout,
+            request_timeout=self._timeout,
+        )
+        self._wait_all(futures, "add partitions", topic=topic)
+        return self._wait_topic_ready(topic, total)
 
     def _partitions(self, topic: str) -> list[int]:
         meta = self._wait_metadata().topics.get(topic)
@@ -491,6 +543,17 @@ class ClusterAdmin:
 
 
 # ---------------------------------------------------------------- conversions
+
+
+_LEADERSHIP_MOVING = {
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+}
+
+
+def _retriable(error: KafkaError | None) -> bool:
+    return error is not None and (error.retriable() or error.code() in _LEADERSHIP_MOVING)
 
 
 def _name(value: Any) -> str:

@@ -7,9 +7,16 @@ Kubernetes): nothing here assumes the driver and executors share a process or di
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+import kmigrate
 
 from kmigrate.config import SparkConfig
 from kmigrate.spark.connector import connector_jars
@@ -28,6 +35,10 @@ def session_conf(spark: SparkConfig) -> dict[str, str]:
         # One attempt per task on clusters too: a failed write fails the batch, and the
         # mirror's resume logic (not a blind retry) decides what to write again.
         "spark.task.maxFailures": "1",
+        # Executors run kmigrate's writer: same interpreter as the driver by default
+        # (on other hosts it must have the same packages installed; see README).
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
     }
     conf.update(spark.conf)
     return conf
@@ -37,9 +48,24 @@ def build_session(
     spark: SparkConfig, app_name: str, extra: Mapping[str, str] | None = None
 ) -> SparkSession:
     """Start (or reuse) the SparkSession for a kmigrate job."""
+    # pyspark takes the executors' interpreter from this variable, not from the conf.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(spark.master)
     for key, value in {**session_conf(spark), **(extra or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    session.sparkContext.addPyFile(str(package_zip()))
     return session
+
+
+def package_zip() -> Path:
+    """kmigrate's own code as a zip for executors, so they never depend on a shared disk
+    or on kmigrate being installed where they run (its dependencies must be)."""
+    root = Path(kmigrate.__file__).parent
+    target = Path(tempfile.mkdtemp(prefix="kmigrate-pyfiles-")) / "kmigrate.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".xml", ".typed") and "__pycache__" not in path.parts:
+                archive.write(path, Path("kmigrate") / path.relative_to(root))
+    return target

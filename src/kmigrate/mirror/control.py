@@ -1,0 +1,139 @@
+"""Mirror use cases the CLI (and later the API) share: define a link, stop it, promote."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kmigrate.config import Settings
+from kmigrate.errors import ConflictError, MirrorError, NotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.model import (
+    Link,
+    StartPosition,
+    TopicState,
+    check_link_name,
+    compile_topics,
+    default_link_name,
+)
+from kmigrate.mirror.status import link_status, pid_alive, run_state
+from kmigrate.store import Store
+from kmigrate.store.links import link_topics_of, require_link, save_link, set_topic_state
+from kmigrate.store.runs import get_run
+
+Report = Callable[[str], None]
+
+
+def link_dir(settings: Settings, link: str) -> Path:
+    """Where a link keeps its Spark checkpoints and detached logs."""
+    base = settings.path.parent if settings.path else Path.cwd()
+    return base / ".kmigrate" / "links" / link
+
+
+def define_link(
+    store: Store,
+    settings: Settings,
+    *,
+    source: str,
+    target: str,
+    topics: str,
+    name: str | None,
+    start: str,
+    replication_factor: int | None,
+) -> Link:
+    """Validate the request and create or update the link (its clusters never change)."""
+    settings.cluster(source)
+    settings.cluster(target)
+    if source == target:
+        raise ConflictError("--source and --target name the same cluster; a mirror needs two")
+    compile_topics(topics)
+    link = Link(
+        check_link_name(name or default_link_name(source, target)),
+        source,
+        target,
+        topics,
+        StartPosition.parse(start),
+        replication_factor,
+    )
+    return save_link(store, link)
+
+
+def stop_mirror(store: Store, name: str, timeout_s: float, report: Report) -> bool:
+    """Ask the link's mirror process to stop between two batches; False if none ran."""
+    require_link(store, name)
+    run = get_run(store, name)
+    state, _ = run_state(run)
+    if run is None or state not in ("starting", "running"):
+        return False
+    if run.host != socket.gethostname():
+        raise MirrorError(
+            f"link '{name}' is mirrored by process {run.pid} on host {run.host}; stop it there"
+        )
+    os.kill(run.pid, signal.SIGTERM)
+    report(f"asked process {run.pid} to stop after its current batch")
+    deadline = time.monotonic() + timeout_s
+    while pid_alive(run.pid):
+        if time.monotonic() > deadline:
+            raise MirrorError(
+                f"process {run.pid} of link '{name}' did not stop within {timeout_s:g}s; "
+                f"kill it (kill -9 {run.pid} is safe: the next start resumes exactly)"
+            )
+        time.sleep(0.2)
+    return True
+
+
+def promote(
+    store: Store,
+    settings: Settings,
+    name: str,
+    topics: str,
+    timeout_s: float,
+    report: Report,
+) -> list[str]:
+    """Stop mirroring the matching topics once fully mirrored; they become writable."""
+    link = require_link(store, name)
+    pattern = compile_topics(topics)
+    chosen = [
+        t
+        for t in link_topics_of(store, name)
+        if pattern.fullmatch(t.topic) and t.state in (TopicState.MIRRORING, TopicState.PROMOTING)
+    ]
+    if not chosen:
+        raise NotFoundError(f"no mirrored topic of link '{name}' matches --topics '{topics}'")
+    state, _ = run_state(get_run(store, name))
+    if state not in ("starting", "running"):
+        return _promote_idle(store, settings, link, [t.topic for t in chosen])
+    for t in chosen:
+        set_topic_state(store, name, t.topic, TopicState.PROMOTING)
+    report(f"waiting for the mirror to finish {len(chosen)} topic(s) (lag 0), then promote")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = {t.topic: t.state for t in link_topics_of(store, name)}
+        if all(states[t.topic] is TopicState.PROMOTED for t in chosen):
+            return [t.topic for t in chosen]
+        if time.monotonic() > deadline:
+            raise MirrorError(
+                f"topics of link '{name}' were not fully mirrored within {timeout_s:g}s "
+                "(producers still writing to the source?); the promote request stays: it "
+                "completes as soon as their lag is 0"
+            )
+        time.sleep(0.5)
+
+
+def _promote_idle(store: Store, settings: Settings, link: Link, topics: list[str]) -> list[str]:
+    with ClusterAdmin(settings.cluster(link.source)) as source:
+        status = link_status(store, link, source, None)
+    lagging = [p for p in status.partitions if p.topic in topics and (p.lag or 0) > 0]
+    if lagging:
+        first = lagging[0]
+        raise ConflictError(
+            f"{first.topic}[{first.partition}] is {first.lag} offset(s) behind the source and "
+            f"no mirror runs for link '{link.name}'; start the mirror, then promote"
+        )
+    for topic in topics:
+        set_topic_state(store, link.name, topic, TopicState.PROMOTED)
+    return topics

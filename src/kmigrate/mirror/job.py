@@ -1,0 +1,249 @@
+"""A mirror process: claims its link, runs the streaming query, refreshes, stops cleanly.
+
+One process mirrors one link. It claims the link in the store (refusing when another
+live process has it), syncs topics, starts the query at the offset map's read
+positions, and every refresh interval looks for new topics and partitions, deleted
+source topics and topics waiting to be promoted; any change restarts the query
+between two batches. SIGTERM or SIGINT stops it between two batches as well.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from kmigrate.config import Settings
+from kmigrate.errors import KMigrateError, MirrorError, MirrorRunningError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.batch import MirrorContext
+from kmigrate.mirror.model import Link, RunState, TopicState
+from kmigrate.mirror.query import start_query
+from kmigrate.mirror.status import pid_alive, run_state
+from kmigrate.mirror.topology import Assignment, sync_topology
+from kmigrate.spark.session import build_session
+from kmigrate.store import Store
+from kmigrate.store.links import link_topics_of, set_topic_state
+from kmigrate.store.runs import begin_run, get_run, report_run
+
+Report = Callable[[str], None]
+HEARTBEAT_S = 2.0
+
+
+@dataclass(frozen=True)
+class MirrorOptions:
+    refresh_interval_s: float = 30.0
+    allow_gaps: bool = False
+    # librdkafka settings for the target producer (e.g. compression.type, linger.ms).
+    producer: dict[str, Any] = field(default_factory=dict)
+    max_offsets_per_trigger: int | None = None
+    master: str | None = None
+
+
+@dataclass
+class Progress:
+    """What an attached run shows after each heartbeat."""
+
+    mirrored: int
+    records_per_s: float
+    partitions: int
+
+
+class MirrorJob:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        link: Link,
+        options: MirrorOptions,
+        link_dir: Path,
+        report: Report,
+        on_progress: Callable[[Progress], None] = lambda _p: None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.link = link
+        self.options = options
+        self.link_dir = link_dir
+        self.report = report
+        self.on_progress = on_progress
+        self.stop_requested = False
+        self.pid = os.getpid()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def run(self) -> None:
+        """Mirror until stopped (returns) or until something needs a human (raises)."""
+        claim(self.store, self.link.name, self.link_dir / "mirror.log")
+        previous = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
+        }
+        try:
+            self._run()
+        except KMigrateError as exc:
+            report_run(self.store, self.link.name, self.pid, RunState.FAILED, reason=exc.message)
+            raise
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            report_run(self.store, self.link.name, self.pid, RunState.FAILED, reason=reason)
+            raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        report_run(self.store, self.link.name, self.pid, RunState.STOPPED, reason="stopped")
+
+    def _on_signal(self, _signum: int, _frame: FrameType | None) -> None:
+        self.stop_requested = True
+
+    def _run(self) -> None:
+        spark_cfg = self.settings.spark
+        if self.options.master:
+            spark_cfg = spark_cfg.model_copy(update={"master": self.options.master})
+        source_cfg = self.settings.cluster(self.link.source)
+        target_cfg = self.settings.cluster(self.link.target)
+        with ClusterAdmin(source_cfg) as source, ClusterAdmin(target_cfg) as target:
+            assignment = sync_topology(self.store, self.link, source, target, self.report)
+            self.report(f"starting Spark ({spark_cfg.master})")
+            spark = build_session(spark_cfg, f"kmigrate-mirror-{self.link.name}")
+            ctx = MirrorContext(
+                self.store,
+                self.link,
+                source,
+                target,
+                target_cfg.as_librdkafka(),
+                dict(self.options.producer),
+                self.options.allow_gaps,
+                self.link_dir / "checkpoints",
+            )
+            try:
+                self._loop(spark, ctx, assignment)
+            finally:
+                spark.stop()
+
+    def _loop(self, spark: SparkSession, ctx: MirrorContext, assignment: Assignment) -> None:
+        while not self.stop_requested:
+            ctx.reload()
+            report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
+            if not assignment.partitions:
+                self.report("no topic to mirror yet; waiting for matching source topics")
+                self._idle()
+            else:
+                self.report(
+                    f"mirroring {len(assignment.partitions)} topic(s), "
+                    f"{len(assignment.pairs())} partition(s)"
+                )
+                query = start_query(
+                    spark,
+                    self.settings.cluster(self.link.source),
+                    ctx,
+                    assignment,
+                    checkpoints=self.link_dir / "checkpoints",
+                    max_offsets_per_trigger=self.options.max_offsets_per_trigger,
+                )
+                try:
+                    self._watch(ctx, query, assignment)
+                finally:
+                    _stop_between_batches(ctx, query)
+                if ctx.failure is not None:
+                    raise ctx.failure
+            self._promote_ready(ctx)
+            if not self.stop_requested:
+                assignment = sync_topology(
+                    self.store, self.link, ctx.source, ctx.target, self.report
+                )
+
+    def _idle(self) -> None:
+        deadline = time.monotonic() + self.options.refresh_interval_s
+        while not self.stop_requested and time.monotonic() < deadline:
+            report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
+            time.sleep(min(HEARTBEAT_S, max(deadline - time.monotonic(), 0)))
+
+    def _watch(self, ctx: MirrorContext, query: StreamingQuery, assignment: Assignment) -> None:
+        """Return when the query should restart (refresh) or stop; raise when it failed."""
+        next_refresh = time.monotonic() + self.options.refresh_interval_s
+        while not self.stop_requested:
+            try:
+                ended = query.awaitTermination(HEARTBEAT_S)
+            except Exception as exc:
+                raise ctx.failure or MirrorError(f"the Spark query failed: {_first_line(exc)}")
+            if ended:
+                raise ctx.failure or MirrorError("the Spark query stopped unexpectedly")
+            if ctx.failure is not None:
+                raise ctx.failure
+            rate = ctx.throughput.rate()
+            report_run(self.store, self.link.name, self.pid, RunState.RUNNING, records_per_s=rate)
+            self.on_progress(Progress(ctx.throughput.total, rate, len(assignment.pairs())))
+            if time.monotonic() >= next_refresh:
+                next_refresh = time.monotonic() + self.options.refresh_interval_s
+                if self._topology_changed(ctx, assignment) or self._promotable(ctx):
+                    return
+
+    def _topology_changed(self, ctx: MirrorContext, assignment: Assignment) -> bool:
+        now = {
+            t.name: t.partition_count for t in ctx.source.list_topics() if self.link.matches(t.name)
+        }
+        known = {t.topic for t in link_topics_of(self.store, self.link.name)}
+        grown = any(now.get(t, 0) > n for t, n in assignment.partitions.items())
+        deleted = any(t not in now for t in assignment.partitions)
+        return grown or deleted or bool(set(now) - known)
+
+    def _promotable(self, ctx: MirrorContext) -> list[str]:
+        """Topics waiting for promote whose every partition is fully mirrored."""
+        waiting = [
+            t.topic
+            for t in link_topics_of(self.store, self.link.name)
+            if t.state is TopicState.PROMOTING
+        ]
+        if not waiting:
+            return []
+        pairs = [tp for tp in ctx.states if tp[0] in waiting]
+        ends = ctx.source.partition_offsets(pairs, "latest", committed_only=True)
+        return [
+            topic
+            for topic in waiting
+            if all(ctx.states[tp].map.source_next >= ends[tp] for tp in pairs if tp[0] == topic)
+        ]
+
+    def _promote_ready(self, ctx: MirrorContext) -> None:
+        ctx.reload()
+        for topic in self._promotable(ctx):
+            set_topic_state(self.store, self.link.name, topic, TopicState.PROMOTED)
+            self.report(f"promoted {topic}: mirror stopped for it, the target topic is writable")
+
+
+def _stop_between_batches(ctx: MirrorContext, query: StreamingQuery) -> None:
+    with ctx.lock:
+        ctx.closing = True
+    try:
+        query.stop()
+    finally:
+        with ctx.lock:
+            ctx.closing = False
+
+
+def _first_line(exc: object) -> str:
+    text = str(exc or "unknown reason").strip()
+    return text.splitlines()[0] if text else "unknown reason"
+
+
+def claim(store: Store, link: str, log_path: Path) -> None:
+    """Make this process the link's mirror, unless another live process already is."""
+    run = get_run(store, link)
+    if run is not None and run.pid != os.getpid():
+        state, _ = run_state(run)
+        here = run.host == socket.gethostname()
+        if state in ("starting", "running") and (not here or pid_alive(run.pid)):
+            raise MirrorRunningError(
+                f"link '{link}' is already mirrored by process {run.pid} on {run.host}; "
+                f"stop it first: kmigrate mirror stop --link {link}"
+            )
+    begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))

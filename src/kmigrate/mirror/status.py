@@ -1,0 +1,121 @@
+"""What `mirror status` shows: per link, topic and partition, read from the store and
+both clusters' end offsets."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.model import Gap, Link, LinkTopic, MirrorRun, PartitionState, RunState
+from kmigrate.store import Store
+from kmigrate.store.links import link_topics_of
+from kmigrate.store.offsets import gaps_of, load_partitions
+from kmigrate.store.runs import get_run
+
+# A run whose heartbeat is older than this is reported as dead, whatever it last said.
+STALE_AFTER_S = 30.0
+IDLE_AFTER_S = 10.0
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    topic: str
+    partition: int
+    source_end: int | None  # last stable offset on the source (None: unreachable/deleted)
+    mirrored_to: int  # the next source offset to mirror
+    target_end: int | None
+    lag: int | None  # source offsets not mirrored yet (markers count)
+    lag_s: float | None  # at most this old is the newest record on the target, when lagging
+    records_per_s: float
+    mirrored: int
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    link: Link
+    state: str  # running | stopped | failed | never-started
+    reason: str | None
+    run: MirrorRun | None
+    topics: list[LinkTopic]
+    partitions: list[PartitionStatus]
+    gaps: list[Gap]
+
+    @property
+    def lag(self) -> int | None:
+        lags = [p.lag for p in self.partitions]
+        return None if any(lag is None for lag in lags) else sum(lag or 0 for lag in lags)
+
+
+def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
+    """running / stopped / failed, checking that a 'running' process still lives."""
+    if run is None:
+        return "never-started", None
+    if run.state in (RunState.STARTING, RunState.RUNNING):
+        if run.host == socket.gethostname() and not pid_alive(run.pid):
+            return "failed", f"process {run.pid} died without stopping the mirror"
+        if time.time() * 1000 - run.heartbeat_ms > STALE_AFTER_S * 1000:
+            return "failed", f"no heartbeat from process {run.pid} on {run.host} for over 30s"
+        return run.state.value, None
+    return run.state.value, run.reason
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def link_status(
+    store: Store, link: Link, source: ClusterAdmin | None, target: ClusterAdmin | None
+) -> LinkStatus:
+    """The link's state; cluster offsets are left out (None) for a cluster passed as None."""
+    run = get_run(store, link.name)
+    state, reason = run_state(run)
+    topics = link_topics_of(store, link.name)
+    states = load_partitions(store, link.name)
+    pairs = [(s.topic, s.partition) for s in states]
+    live = {t.topic for t in topics if t.state.value != "source-deleted"}
+    source_ends = (
+        source.partition_offsets(
+            [tp for tp in pairs if tp[0] in live], "latest", committed_only=True
+        )
+        if source
+        else {}
+    )
+    target_ends = target.partition_offsets(pairs, "latest") if target else {}
+    now = time.time() * 1000
+    parts = [
+        _partition(
+            s, source_ends.get((s.topic, s.partition)), target_ends.get((s.topic, s.partition)), now
+        )
+        for s in states
+    ]
+    return LinkStatus(link, state, reason, run, topics, parts, gaps_of(store, link.name))
+
+
+def _partition(
+    s: PartitionState, source_end: int | None, target_end: int | None, now_ms: float
+) -> PartitionStatus:
+    lag = None if source_end is None else max(source_end - s.map.source_next, 0)
+    lag_s: float | None = 0.0 if lag == 0 else None
+    if lag and s.last_timestamp is not None:
+        lag_s = max(now_ms - s.last_timestamp, 0) / 1000
+    rate = s.records_per_s if now_ms - s.updated_ms < IDLE_AFTER_S * 1000 else 0.0
+    return PartitionStatus(
+        s.topic,
+        s.partition,
+        source_end,
+        s.map.source_next,
+        target_end,
+        lag,
+        lag_s,
+        rate,
+        s.mirrored,
+    )

@@ -1,0 +1,90 @@
+"""Opening the store: URL resolution, schema creation, one place for driver errors."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from kmigrate.config import Settings
+from kmigrate.errors import StoreError
+from kmigrate.store.schema import metadata
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Store:
+    """A metadata store; ``transaction()`` is the only way to read or write it."""
+
+    def __init__(self, engine: Engine, where: str) -> None:
+        self._engine = engine
+        self.where = where  # safe to print: no credentials
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """One atomic unit of work: everything in it is durable together or not at all."""
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(
+                f"metadata store {self.where}: {type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+
+def open_store(url: str, base_dir: Path | None = None) -> Store:
+    """Open (and create if needed) the store at ``url``; relative SQLite paths resolve
+    against ``base_dir`` (the folder of the clusters.yaml that names the store)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError("store.url is not a valid database URL") from None
+    where = parsed.render_as_string(hide_password=True)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        parsed = parsed.set(database=str(path))
+        where = str(path)
+    try:
+        engine = create_engine(parsed)
+    except (ArgumentError, ImportError) as exc:
+        raise StoreError(f"cannot use metadata store {where}: {_first_line(exc)}") from None
+    if parsed.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    store = Store(engine, where)
+    with store.transaction() as conn:
+        metadata.create_all(conn)
+    return store
+
+
+def store_for(settings: Settings) -> Store:
+    """The store that ``settings`` name; a relative SQLite path is next to the config file."""
+    base = settings.path.parent if settings.path else None
+    return open_store(settings.store.url.get_secret_value(), base)
+
+
+def _sqlite_pragmas(dbapi_conn: object, _record: object) -> None:
+    # WAL lets `mirror status` read while the mirror writes; a busy timeout makes
+    # concurrent writers wait instead of failing at once.
+    cursor = dbapi_conn.cursor()  # type: ignore[attr-defined]
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc)
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,123 @@
+"""Links and the topics each one owns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from kmigrate.errors import ConflictError, NotFoundError
+from kmigrate.mirror.model import Link, LinkTopic, StartPosition, TopicState
+from kmigrate.store.database import Store, now_ms
+from kmigrate.store.schema import link_topics, links
+
+
+def _link(row: Any) -> Link:
+    return Link(
+        row.name,
+        row.source,
+        row.target,
+        row.topics,
+        StartPosition.parse(row.start),
+        row.replication_factor,
+    )
+
+
+def get_link(store: Store, name: str) -> Link | None:
+    with store.transaction() as conn:
+        row = conn.execute(select(links).where(links.c.name == name)).first()
+    return _link(row) if row else None
+
+
+def require_link(store: Store, name: str) -> Link:
+    link = get_link(store, name)
+    if link is None:
+        known = ", ".join(sorted(item.name for item in list_links(store))) or "none"
+        raise NotFoundError(f"no link named '{name}' in {store.where}; known links: {known}")
+    return link
+
+
+def list_links(store: Store) -> list[Link]:
+    with store.transaction() as conn:
+        return [_link(r) for r in conn.execute(select(links).order_by(links.c.name))]
+
+
+def save_link(store: Store, link: Link) -> Link:
+    """Create the link, or return the stored one if it has the same clusters.
+
+    A link's clusters never change (its offset maps belong to them); its topic regex,
+    start position and replication factor are updated to what the user asked now.
+    """
+    with store.transaction() as conn:
+        row = conn.execute(select(links).where(links.c.name == link.name)).first()
+        if row is None:
+            conn.execute(
+                links.insert().values(
+                    name=link.name,
+                    source=link.source,
+                    target=link.target,
+                    topics=link.topics,
+                    start=str(link.start),
+                    replication_factor=link.replication_factor,
+                    created_ms=now_ms(),
+                )
+            )
+            return link
+        if (row.source, row.target) != (link.source, link.target):
+            raise ConflictError(
+                f"link '{link.name}' already mirrors {row.source} -> {row.target}; "
+                f"choose another --link name for {link.source} -> {link.target}"
+            )
+        conn.execute(
+            links.update()
+            .where(links.c.name == link.name)
+            .values(
+                topics=link.topics,
+                start=str(link.start),
+                replication_factor=link.replication_factor,
+            )
+        )
+    return link
+
+
+def _topic(row: Any) -> LinkTopic:
+    return LinkTopic(row.link, row.topic, row.partitions, TopicState(row.state))
+
+
+def link_topics_of(store: Store, link: str) -> list[LinkTopic]:
+    with store.transaction() as conn:
+        rows = conn.execute(
+            select(link_topics).where(link_topics.c.link == link).order_by(link_topics.c.topic)
+        )
+        return [_topic(r) for r in rows]
+
+
+def owner_of(store: Store, target: str, topic: str) -> str | None:
+    """The link that owns ``topic`` on the ``target`` cluster, if any."""
+    query = (
+        select(link_topics.c.link)
+        .join(links, links.c.name == link_topics.c.link)
+        .where(links.c.target == target, link_topics.c.topic == topic)
+    )
+    with store.transaction() as conn:
+        row = conn.execute(query).first()
+    return row.link if row else None
+
+
+def put_topic(store: Store, link: str, topic: str, partitions: int, state: TopicState) -> None:
+    with store.transaction() as conn:
+        key = (link_topics.c.link == link) & (link_topics.c.topic == topic)
+        values = {"partitions": partitions, "state": state.value, "updated_ms": now_ms()}
+        if conn.execute(select(link_topics.c.topic).where(key)).first():
+            conn.execute(link_topics.update().where(key).values(**values))
+        else:
+            conn.execute(link_topics.insert().values(link=link, topic=topic, **values))
+
+
+def set_topic_state(store: Store, link: str, topic: str, state: TopicState) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            link_topics.update()
+            .where((link_topics.c.link == link) & (link_topics.c.topic == topic))
+            .values(state=state.value, updated_ms=now_ms())
+        )

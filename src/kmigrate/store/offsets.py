@@ -1,0 +1,194 @@
+"""Offset maps: each mirrored partition's runs, read position and progress.
+
+A batch's runs, read positions and counters are written in one transaction
+(``record_batch``): the mirror counts a batch as done only after it returns.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, and_, select
+
+from kmigrate.mirror.model import Gap, PartitionState
+from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap, coalesce
+from kmigrate.store.database import Store, now_ms
+from kmigrate.store.schema import gaps, map_partitions, offset_runs
+
+
+@dataclass(frozen=True)
+class PartitionUpdate:
+    """What one batch did to one partition."""
+
+    topic: str
+    partition: int
+    runs: tuple[OffsetRun, ...]
+    source_next: int
+    last_timestamp: int | None
+
+
+def start_partition(
+    store: Store, link: str, topic: str, partition: int, source_start: int, target_start: int
+) -> None:
+    """Begin the map of a partition the link has never mirrored (no-op if it exists)."""
+    with store.transaction() as conn:
+        if _header(conn, link, topic, partition) is None:
+            conn.execute(
+                map_partitions.insert().values(
+                    link=link,
+                    topic=topic,
+                    partition=partition,
+                    source_start=source_start,
+                    source_next=source_start,
+                    target_start=target_start,
+                    mirrored=0,
+                    last_timestamp=None,
+                    records_per_s=0.0,
+                    updated_ms=now_ms(),
+                )
+            )
+
+
+def _header(conn: Connection, link: str, topic: str, partition: int) -> Any:
+    return conn.execute(
+        select(map_partitions).where(
+            and_(
+                map_partitions.c.link == link,
+                map_partitions.c.topic == topic,
+                map_partitions.c.partition == partition,
+            )
+        )
+    ).first()
+
+
+def load_partitions(store: Store, link: str, topic: str | None = None) -> list[PartitionState]:
+    """Every mirrored partition of the link (or of one topic) with its full map."""
+    header_q = select(map_partitions).where(map_partitions.c.link == link)
+    runs_q = select(offset_runs).where(offset_runs.c.link == link)
+    if topic is not None:
+        header_q = header_q.where(map_partitions.c.topic == topic)
+        runs_q = runs_q.where(offset_runs.c.topic == topic)
+    with store.transaction() as conn:
+        headers = list(conn.execute(header_q))
+        by_partition: dict[tuple[str, int], list[OffsetRun]] = defaultdict(list)
+        for r in conn.execute(runs_q.order_by(offset_runs.c.source_start)):
+            by_partition[(r.topic, r.partition)].append(
+                OffsetRun(r.source_start, r.target_start, r.length)
+            )
+    states = [
+        PartitionState(
+            h.topic,
+            h.partition,
+            PartitionOffsetMap(
+                tuple(by_partition[(h.topic, h.partition)]), h.source_next, h.source_start
+            ),
+            h.target_start,
+            h.mirrored,
+            h.last_timestamp,
+            h.updated_ms,
+            h.records_per_s,
+        )
+        for h in headers
+    ]
+    return sorted(states, key=lambda s: (s.topic, s.partition))
+
+
+def record_batch(store: Store, link: str, updates: Iterable[PartitionUpdate]) -> None:
+    """Make one batch durable: new runs, read positions and counters, atomically."""
+    stamp = now_ms()
+    with store.transaction() as conn:
+        for update in updates:
+            _apply(conn, link, update, stamp)
+
+
+def _apply(conn: Connection, link: str, update: PartitionUpdate, stamp: int) -> None:
+    where = and_(
+        offset_runs.c.link == link,
+        offset_runs.c.topic == update.topic,
+        offset_runs.c.partition == update.partition,
+    )
+    runs = list(update.runs)
+    last = conn.execute(
+        select(offset_runs).where(where).order_by(offset_runs.c.source_start.desc()).limit(1)
+    ).first()
+    if last is not None and runs:
+        previous = OffsetRun(last.source_start, last.target_start, last.length)
+        merged = coalesce([previous, runs[0]])
+        if len(merged) == 1:
+            conn.execute(
+                offset_runs.update()
+                .where(offset_runs.c.id == last.id)
+                .values(length=merged[0].length)
+            )
+            runs = runs[1:]
+    for run in runs:
+        conn.execute(
+            offset_runs.insert().values(
+                link=link,
+                topic=update.topic,
+                partition=update.partition,
+                source_start=run.source_start,
+                target_start=run.target_start,
+                length=run.length,
+            )
+        )
+    written = sum(r.length for r in update.runs)
+    header: Any = _header(conn, link, update.topic, update.partition)
+    elapsed_s = max(stamp - header.updated_ms, 1) / 1000
+    values: dict[str, object] = {
+        "source_next": update.source_next,
+        "mirrored": header.mirrored + written,
+        "records_per_s": written / elapsed_s,
+        "updated_ms": stamp,
+    }
+    if update.last_timestamp is not None:
+        values["last_timestamp"] = update.last_timestamp
+    conn.execute(
+        map_partitions.update()
+        .where(
+            and_(
+                map_partitions.c.link == link,
+                map_partitions.c.topic == update.topic,
+                map_partitions.c.partition == update.partition,
+            )
+        )
+        .values(**values)
+    )
+
+
+def record_gap(store: Store, link: str, gap: Gap) -> None:
+    """Remember a gap once; seeing it again (after a restart) only widens it."""
+    with store.transaction() as conn:
+        key = and_(
+            gaps.c.link == link,
+            gaps.c.topic == gap.topic,
+            gaps.c.partition == gap.partition,
+            gaps.c.source_start == gap.source_start,
+        )
+        row = conn.execute(select(gaps).where(key)).first()
+        if row is not None:
+            if gap.source_end > row.source_end:
+                conn.execute(gaps.update().where(key).values(source_end=gap.source_end))
+            return
+        conn.execute(
+            gaps.insert().values(
+                link=link,
+                topic=gap.topic,
+                partition=gap.partition,
+                source_start=gap.source_start,
+                source_end=gap.source_end,
+                reason=gap.reason,
+                detected_ms=now_ms(),
+            )
+        )
+
+
+def gaps_of(store: Store, link: str) -> list[Gap]:
+    with store.transaction() as conn:
+        rows = conn.execute(
+            select(gaps).where(gaps.c.link == link).order_by(gaps.c.topic, gaps.c.partition)
+        )
+        return [Gap(r.topic, r.partition, r.source_start, r.source_end, r.reason) for r in rows]

@@ -1,0 +1,69 @@
+"""The latest mirror process of each link: who runs it and how it is doing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from kmigrate.mirror.model import MirrorRun, RunState
+from kmigrate.store.database import Store, now_ms
+from kmigrate.store.schema import mirror_runs
+
+
+def _run(row: Any) -> MirrorRun:
+    return MirrorRun(
+        row.link,
+        row.pid,
+        row.host,
+        RunState(row.state),
+        row.reason,
+        row.started_ms,
+        row.heartbeat_ms,
+        row.records_per_s,
+        row.log_path,
+    )
+
+
+def get_run(store: Store, link: str) -> MirrorRun | None:
+    with store.transaction() as conn:
+        row = conn.execute(select(mirror_runs).where(mirror_runs.c.link == link)).first()
+    return _run(row) if row else None
+
+
+def begin_run(store: Store, link: str, pid: int, host: str, log_path: str | None) -> None:
+    stamp = now_ms()
+    values = {
+        "pid": pid,
+        "host": host,
+        "state": RunState.STARTING.value,
+        "reason": None,
+        "started_ms": stamp,
+        "heartbeat_ms": stamp,
+        "records_per_s": 0.0,
+        "log_path": log_path,
+    }
+    with store.transaction() as conn:
+        conn.execute(mirror_runs.delete().where(mirror_runs.c.link == link))
+        conn.execute(mirror_runs.insert().values(link=link, **values))
+
+
+def report_run(
+    store: Store,
+    link: str,
+    pid: int,
+    state: RunState,
+    *,
+    reason: str | None = None,
+    records_per_s: float | None = None,
+) -> None:
+    """Update the run's state and heartbeat; only the process that owns the run may."""
+    values: dict[str, object] = {"state": state.value, "heartbeat_ms": now_ms(), "reason": reason}
+    if records_per_s is not None:
+        values["records_per_s"] = records_per_s
+    with store.transaction() as conn:
+        conn.execute(
+            mirror_runs.update()
+            .where((mirror_runs.c.link == link) & (mirror_runs.c.pid == pid))
+            .values(**values)
+        )

@@ -1,0 +1,96 @@
+"""Tables of the metadata store."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+links = Table(
+    "links",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("source", String(200), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("topics", Text, nullable=False),
+    Column("start", String(40), nullable=False),
+    Column("replication_factor", Integer),
+    Column("created_ms", BigInteger, nullable=False),
+)
+
+link_topics = Table(
+    "link_topics",
+    metadata,
+    Column("link", String(100), ForeignKey("links.name"), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partitions", Integer, nullable=False),
+    Column("state", String(20), nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+)
+
+# One row per mirrored partition: the offset map's header and progress counters.
+map_partitions = Table(
+    "map_partitions",
+    metadata,
+    Column("link", String(100), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("source_start", BigInteger, nullable=False),
+    Column("source_next", BigInteger, nullable=False),
+    Column("target_start", BigInteger, nullable=False),
+    Column("mirrored", BigInteger, nullable=False),
+    Column("last_timestamp", BigInteger),
+    Column("records_per_s", Float, nullable=False, default=0.0),
+    Column("updated_ms", BigInteger, nullable=False),
+)
+
+offset_runs = Table(
+    "offset_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("link", String(100), nullable=False),
+    Column("topic", String(255), nullable=False),
+    Column("partition", Integer, nullable=False),
+    Column("source_start", BigInteger, nullable=False),
+    Column("target_start", BigInteger, nullable=False),
+    Column("length", BigInteger, nullable=False),
+    Index("ix_offset_runs_partition", "link", "topic", "partition", "source_start"),
+)
+
+gaps = Table(
+    "gaps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("link", String(100), nullable=False),
+    Column("topic", String(255), nullable=False),
+    Column("partition", Integer, nullable=False),
+    Column("source_start", BigInteger, nullable=False),
+    Column("source_end", BigInteger, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("detected_ms", BigInteger, nullable=False),
+)
+
+mirror_runs = Table(
+    "mirror_runs",
+    metadata,
+    Column("link", String(100), primary_key=True),
+    Column("pid", Integer, nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("state", String(20), nullable=False),
+    Column("reason", Text),
+    Column("started_ms", BigInteger, nullable=False),
+    Column("heartbeat_ms", BigInteger, nullable=False),
+    Column("records_per_s", Float, nullable=False),
+    Column("log_path", Text),
+)

@@ -102,11 +102,26 @@ def run_batch(ctx: MirrorContext, df: DataFrame, batch_id: int) -> None:
             return  # the job is stopping; the next query starts again from the store
         try:
             written = _mirror(ctx, df, batch_id)
-        except Exception as exc:
+        except KMigrateError as exc:
             ctx.failure = exc
+            raise
+        except Exception as exc:
+            # Spark wraps executor failures in pages of JVM and Python traces; the cause
+            # is the last line of the Python one.
+            ctx.failure = MirrorError(f"batch {batch_id} failed: {_cause(exc)}")
             raise
     ctx.throughput.add(written)
     ctx.on_batch(batch_id, written)
+
+
+def _cause(exc: Exception) -> str:
+    lines = [
+        line.strip()
+        for line in str(exc).splitlines()
+        if line.strip() and not line.strip().startswith(("at ", "SQLSTATE", "..."))
+    ]
+    python = [line for line in lines if "Error" in line or "Exception" in line]
+    return (python or lines or [type(exc).__name__])[-1][:500]
 
 
 def _mirror(ctx: MirrorContext, df: DataFrame, batch_id: int) -> int:

@@ -174,7 +174,8 @@ class MirrorJob:
             try:
                 ended = query.awaitTermination(HEARTBEAT_S)
             except Exception as exc:
-                raise ctx.failure or MirrorError(f"the Spark query failed: {_first_line(exc)}")
+                failure = ctx.failure or MirrorError(f"the Spark query failed: {_first_line(exc)}")
+                raise failure from exc
             if ended:
                 raise ctx.failure or MirrorError("the Spark query stopped unexpectedly")
             if ctx.failure is not None:

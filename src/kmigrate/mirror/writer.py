@@ -31,11 +31,14 @@ from confluent_kafka import (
     TIMESTAMP_CREATE_TIME,
     Consumer,
     KafkaError,
+    KafkaException,
     Producer,
     TopicPartition,
 )
 
 from kmigrate.mirror.offset_map import runs_from_deliveries
+
+_METADATA_LAGS = {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
 
 # Columns the driver selects from Spark's Kafka source before mapInArrow.
 INPUT_COLUMNS = ("topic", "partition", "offset", "key", "value", "headers", "ts")
@@ -202,12 +205,22 @@ class _Task:
         }
         if record.headers:
             kwargs["headers"] = [(h["key"], h["value"]) for h in record.headers]
+        deadline = time.monotonic() + self.plan.flush_timeout_s
         while True:
             try:
                 self.producer.produce(part.topic, **kwargs)
                 break
             except BufferError:
                 self.producer.poll(0.05)
+            except KafkaException as exc:
+                code = exc.args[0].code() if exc.args else None
+                if code in _METADATA_LAGS and time.monotonic() < deadline:
+                    # A partition just added: this cached producer has not seen it yet.
+                    self.producer.list_topics(part.topic, timeout=5)
+                    continue
+                part.sent.pop()
+                part.fail("kafka", f"producing to {part.topic}[{part.partition}] failed: {exc}")
+                return
         part.last_timestamp = record.ts
         self.producer.poll(0)
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 import kmigrate
-
 from kmigrate.config import SparkConfig
 from kmigrate.spark.connector import connector_jars
 

@@ -81,7 +81,7 @@ class MirrorContext:
     producer: dict[str, Any]
     allow_gaps: bool
     checkpoint: Path
-    on_batch: Callable[[int, int], None] = lambda _id, _n: None
+    report: Callable[[str], None] = lambda _message: None
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     throughput: Throughput = field(default_factory=Throughput)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -111,7 +111,6 @@ def run_batch(ctx: MirrorContext, df: DataFrame, batch_id: int) -> None:
             ctx.failure = MirrorError(f"batch {batch_id} failed: {_cause(exc)}")
             raise
     ctx.throughput.add(written)
-    ctx.on_batch(batch_id, written)
 
 
 def _cause(exc: Exception) -> str:
@@ -150,6 +149,11 @@ def _mirror(ctx: MirrorContext, df: DataFrame, batch_id: int) -> int:
     results = _Results.of(rows)
     updates = [_update(ctx, tp, end, results) for tp, end in todo.items()]
     record_batch(ctx.store, ctx.link.name, updates)
+    for (topic, partition), count in sorted(results.resumed.items()):
+        ctx.report(
+            f"{topic}[{partition}]: {count} record(s) an interrupted attempt had written "
+            "were found on the target, matched the source and were kept (not written again)"
+        )
     for update in updates:
         state = ctx.states[(update.topic, update.partition)]
         ctx.states[(update.topic, update.partition)] = _advanced(state, update)
@@ -169,6 +173,8 @@ class _Results:
     first_seen: dict[TopicPartition, int]
     last_timestamp: dict[TopicPartition, int]
     errors: dict[TopicPartition, tuple[str, str]]
+    # Records an interrupted attempt had written, found on the target and kept.
+    resumed: dict[TopicPartition, int]
 
     @classmethod
     def of(cls, rows: list[Any]) -> _Results:
@@ -176,10 +182,13 @@ class _Results:
         first_seen: dict[TopicPartition, int] = {}
         last_ts: dict[TopicPartition, int] = {}
         errors: dict[TopicPartition, tuple[str, str]] = {}
+        resumed: dict[TopicPartition, int] = {}
         for row in rows:
             tp = (row.topic, row.partition)
             if row.kind == "run":
                 runs[tp].append(OffsetRun(row.source_start, row.target_start, row.length))
+            elif row.kind == "resumed":
+                resumed[tp] = row.length
             elif row.kind == "seen":
                 first_seen[tp] = row.source_start
                 if row.last_timestamp is not None:
@@ -188,7 +197,7 @@ class _Results:
                 errors[tp] = (row.code, row.message)
         for found in runs.values():
             found.sort()
-        return cls(dict(runs), first_seen, last_ts, errors)
+        return cls(dict(runs), first_seen, last_ts, errors, resumed)
 
     def raise_first(self) -> None:
         if not self.errors:

@@ -123,6 +123,7 @@ class MirrorJob:
                 dict(self.options.producer),
                 self.options.allow_gaps,
                 self.link_dir / "checkpoints",
+                report=self.report,
             )
             try:
                 self._loop(spark, ctx, assignment)

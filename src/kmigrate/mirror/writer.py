@@ -47,7 +47,7 @@ RESULT_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
         ("partition", pa.int32()),
-        ("kind", pa.string()),  # run | seen | error
+        ("kind", pa.string()),  # run | seen | resumed | error
         ("source_start", pa.int64()),
         ("target_start", pa.int64()),
         ("length", pa.int64()),
@@ -276,6 +276,8 @@ def _rows(part: _Partition) -> list[dict[str, Any]]:
                 "last_timestamp": part.last_timestamp,
             }
         )
+    if part.verified:
+        rows.append({**base, "kind": "resumed", "length": len(part.verified)})
     if part.error is not None:
         code, message = part.error
         rows.append({**base, "kind": "error", "code": code, "message": message})

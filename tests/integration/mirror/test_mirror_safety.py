@@ -1,0 +1,211 @@
+"""Exactly once under kill -9, one writer per mirror topic, and loss that is never silent."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from pathlib import Path
+
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.models import Record
+from tests.helpers import run_cli, unique, wait_for
+from tests.integration.conftest import Clusters
+from tests.integration.mirror.harness import (
+    MirrorProcess,
+    assert_exact_copy,
+    caught_up,
+    mirror_config,
+    wait_caught_up,
+)
+
+
+def _mirror(config: Path, link: str, topic: str, folder: Path, *extra: str) -> MirrorProcess:
+    return MirrorProcess(
+        config,
+        link,
+        (
+            "--source",
+            "source",
+            "--target",
+            "target",
+            "--topics",
+            topic,
+            "--refresh-interval",
+            "2",
+            *extra,
+        ),
+        folder / f"{link}.log",
+    )
+
+
+def _batch(start: int, n: int, partitions: int) -> list[Record]:
+    now = int(time.time() * 1000)
+    return [
+        Record(
+            f"k{i}".encode(),
+            f"value-{i}".encode() * 3,
+            (("seq", str(i).encode()),),
+            now,
+            i % partitions,
+            None,
+        )
+        for i in range(start, start + n)
+    ]
+
+
+class SteadyProducer(threading.Thread):
+    """Writes numbered records to the source until stopped, so kills land mid-stream."""
+
+    def __init__(self, clusters: Clusters, topic: str, partitions: int) -> None:
+        super().__init__(daemon=True)
+        self.clusters, self.topic, self.partitions = clusters, topic, partitions
+        self.sent = 0
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.done.is_set():
+                produce(self.clusters.source, self.topic, _batch(self.sent, 500, self.partitions))
+                self.sent += 500
+                self.done.wait(0.05)
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+def _target_records(clusters: Clusters, topic: str) -> int:
+    with ClusterAdmin(clusters.target) as admin:
+        try:
+            return sum(w.high for w in admin.watermarks(topic))
+        except Exception:
+            return 0
+
+
+def test_five_kill_nines_lose_and_repeat_nothing(clusters: Clusters, tmp_path: Path) -> None:
+    topic = unique("kill")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 4)
+    produce(clusters.source, topic, _batch(0, 20_000, 4))
+    config = mirror_config(clusters.config_path, tmp_path)
+    producer = SteadyProducer(clusters, topic, 4)
+    producer.sent = 20_000
+    producer.start()
+    rng = random.Random()
+    kills = []
+    try:
+        for _ in range(5):
+            # Small batches: many write/record cycles, so a kill lands inside one.
+            mirror = _mirror(config, "kill", topic, tmp_path, "--max-offsets-per-batch", "3000")
+            before = _target_records(clusters, topic)
+            mirror.start().wait_running()
+            wait_for(
+                lambda b=before: _target_records(clusters, topic) > b,
+                timeout=120,
+                message=f"the mirror writing again; {mirror.tail()}",
+            )
+            # The kill moment is random on purpose (not a stand-in for a condition):
+            # somewhere inside producing, recording or planning a batch.
+            delay = rng.uniform(0.0, 2.0)
+            time.sleep(delay)
+            mirror.kill9()
+            kills.append(round(delay, 2))
+    finally:
+        producer.done.set()
+        producer.join(timeout=60)
+    assert producer.error is None, producer.error
+    final = _mirror(config, "kill", topic, tmp_path).start()
+    final.wait_running()
+    wait_caught_up(final, clusters.source, [topic])
+    assert final.stop() == 0, final.tail()
+    compared = assert_exact_copy(config, "kill", clusters.source, clusters.target, topic)
+    assert compared == producer.sent, f"kills at {kills}s"
+
+
+def test_foreign_write_stops_the_mirror_naming_topic_and_partition(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    topic = unique("foreign")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 2)
+    produce(clusters.source, topic, _batch(0, 100, 2))
+    config = mirror_config(clusters.config_path, tmp_path)
+    mirror = _mirror(config, "foreign", topic, tmp_path).start()
+    mirror.wait_running()
+    wait_caught_up(mirror, clusters.source, [topic])
+    produce(clusters.target, topic, [Record(b"intruder", b"x", (), None, 1, None)])
+    produce(clusters.source, topic, _batch(100, 10, 2))
+    code = mirror.wait_exit(timeout=120)
+    assert code == 9, mirror.tail()
+    assert f"{topic}[1]" in mirror.tail() and "other than the mirror" in mirror.tail()
+    status = run_cli("mirror", "status", "--link", "foreign", "--json", config=str(config))
+    link = json.loads(status.stdout)["links"][0]
+    assert link["state"] == "failed" and f"{topic}[1]" in link["reason"]
+    # Restarting does not paper over it either.
+    again = _mirror(config, "foreign", topic, tmp_path).start()
+    assert again.wait_exit(timeout=120) == 9, again.tail()
+
+
+def test_retention_loss_is_named_and_gaps_only_when_allowed(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    topic = unique("loss")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 1)
+    produce(clusters.source, topic, _batch(0, 100, 1))
+    config = mirror_config(clusters.config_path, tmp_path)
+    mirror = _mirror(config, "loss", topic, tmp_path).start()
+    mirror.wait_running()
+    wait_caught_up(mirror, clusters.source, [topic])
+    assert mirror.stop() == 0
+    produce(clusters.source, topic, _batch(100, 100, 1))
+    with ClusterAdmin(clusters.source) as admin:
+        admin.delete_records(topic, {0: 150})
+
+    failed = _mirror(config, "loss", topic, tmp_path).start()
+    assert failed.wait_exit(timeout=120) == 9, failed.tail()
+    assert f"{topic}[0] offsets 100..149" in failed.tail(), failed.tail()
+    with ClusterAdmin(clusters.target) as admin:
+        assert admin.watermarks(topic)[0].high == 100, "nothing may be written past a loss"
+
+    allowed = _mirror(config, "loss", topic, tmp_path, "--allow-gaps").start()
+    allowed.wait_running()
+    wait_caught_up(allowed, clusters.source, [topic])
+    assert allowed.stop() == 0
+    assert caught_up(config, "loss", clusters.source, [topic])
+    values = [r.value for r in read_partition(clusters.target, topic, 0, 0, 10**6)]
+    expected = [f"value-{i}".encode() * 3 for i in [*range(100), *range(150, 200)]]
+    assert values == expected
+    status = json.loads(
+        run_cli("mirror", "status", "--link", "loss", "--json", config=str(config)).stdout
+    )
+    gaps = status["links"][0]["gaps"]
+    assert [(g["partition"], g["source_start"], g["source_end"]) for g in gaps] == [(0, 100, 150)]
+
+
+def test_records_an_interrupted_attempt_wrote_are_kept_not_repeated(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    """What a crash between producing and recording leaves: the target holds the next
+    source records, the map does not know them. The mirror must adopt, not repeat, them."""
+    topic = unique("resume")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 1)
+    produce(clusters.source, topic, _batch(0, 50, 1))
+    config = mirror_config(clusters.config_path, tmp_path)
+    mirror = _mirror(config, "resume", topic, tmp_path).start()
+    mirror.wait_running()
+    wait_caught_up(mirror, clusters.source, [topic])
+    assert mirror.stop() == 0
+    produce(clusters.source, topic, _batch(50, 30, 1))
+    unrecorded = read_partition(clusters.source, topic, 0, 50, 62)
+    produce(clusters.target, topic, unrecorded)  # same partition, key, value, headers, time
+
+    again = _mirror(config, "resume", topic, tmp_path).start()
+    again.wait_running()
+    wait_caught_up(again, clusters.source, [topic])
+    assert again.stop() == 0
+    assert assert_exact_copy(config, "resume", clusters.source, clusters.target, topic) == 80
+    assert "12 record(s) an interrupted attempt had written" in again.tail(), again.tail()

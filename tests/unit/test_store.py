@@ -1,0 +1,105 @@
+"""The metadata store on a real SQLite file: links, offset maps, gaps, runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kmigrate.errors import ConflictError, NotFoundError, StoreError
+from kmigrate.mirror.model import Gap, Link, RunState, StartPosition, TopicState
+from kmigrate.mirror.offset_map import Exactness, OffsetRun
+from kmigrate.store import Store, open_store
+from kmigrate.store.links import (
+    link_topics_of,
+    owner_of,
+    put_topic,
+    require_link,
+    save_link,
+    set_topic_state,
+)
+from kmigrate.store.offsets import (
+    PartitionUpdate,
+    gaps_of,
+    load_partitions,
+    record_batch,
+    record_gap,
+    start_partition,
+)
+from kmigrate.store.runs import begin_run, get_run, report_run
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return open_store("sqlite:///state/kmigrate.db", tmp_path)
+
+
+LINK = Link("a-to-b", "a", "b", "orders.*", StartPosition("earliest"))
+
+
+def test_relative_sqlite_path_resolves_against_the_config_folder(tmp_path: Path) -> None:
+    store = open_store("sqlite:///state/kmigrate.db", tmp_path)
+    save_link(store, LINK)
+    assert (tmp_path / "state" / "kmigrate.db").is_file()
+    assert store.where == str(tmp_path / "state" / "kmigrate.db")
+
+
+def test_bad_url_is_a_store_error_without_the_password() -> None:
+    with pytest.raises(StoreError) as info:
+        open_store("nosuchdb+driver://user:s3cret@host/db")
+    assert "s3cret" not in str(info.value)
+
+
+def test_a_link_keeps_its_clusters(store: Store) -> None:
+    save_link(store, LINK)
+    save_link(store, Link("a-to-b", "a", "b", "payments.*", StartPosition("latest")))
+    assert require_link(store, "a-to-b").topics == "payments.*"
+    with pytest.raises(ConflictError, match="already mirrors a -> b"):
+        save_link(store, Link("a-to-b", "a", "c", "x"))
+    with pytest.raises(NotFoundError, match="known links: a-to-b"):
+        require_link(store, "nope")
+
+
+def test_topics_and_their_owner(store: Store) -> None:
+    save_link(store, LINK)
+    put_topic(store, LINK.name, "orders", 3, TopicState.MIRRORING)
+    put_topic(store, LINK.name, "orders", 4, TopicState.MIRRORING)
+    set_topic_state(store, LINK.name, "orders", TopicState.PROMOTING)
+    [topic] = link_topics_of(store, LINK.name)
+    assert (topic.partitions, topic.state) == (4, TopicState.PROMOTING)
+    assert owner_of(store, "b", "orders") == LINK.name
+    assert owner_of(store, "a", "orders") is None
+
+
+def test_batches_extend_the_map_and_merge_continuing_runs(store: Store) -> None:
+    save_link(store, LINK)
+    start_partition(store, LINK.name, "orders", 0, source_start=10, target_start=5)
+    start_partition(store, LINK.name, "orders", 0, source_start=99, target_start=99)  # no-op
+    record_batch(store, LINK.name, [PartitionUpdate("orders", 0, (OffsetRun(10, 5, 3),), 13, 111)])
+    record_batch(
+        store,
+        LINK.name,
+        [PartitionUpdate("orders", 0, (OffsetRun(13, 8, 2), OffsetRun(20, 10, 1)), 22, 222)],
+    )
+    [state] = load_partitions(store, LINK.name)
+    assert state.map.runs == (OffsetRun(10, 5, 5), OffsetRun(20, 10, 1))
+    assert (state.map.source_next, state.target_start, state.mirrored) == (22, 5, 6)
+    assert state.last_timestamp == 222
+    assert state.map.translate(16).target_offset == 10  # in the gap: next record's target
+    assert state.map.translate(9).exactness is Exactness.BELOW_MAP_START
+
+
+def test_a_gap_is_recorded_once_and_only_widens(store: Store) -> None:
+    record_gap(store, "l", Gap("t", 0, 100, 150, "deleted by retention before mirrored"))
+    record_gap(store, "l", Gap("t", 0, 100, 140, "deleted by retention before mirrored"))
+    record_gap(store, "l", Gap("t", 0, 100, 170, "deleted by retention before mirrored"))
+    assert [(g.source_start, g.source_end) for g in gaps_of(store, "l")] == [(100, 170)]
+
+
+def test_only_the_owning_process_updates_a_run(store: Store) -> None:
+    begin_run(store, "l", 111, "host", "/log")
+    report_run(store, "l", 222, RunState.FAILED, reason="not mine")
+    report_run(store, "l", 111, RunState.RUNNING, records_per_s=5.0)
+    run = get_run(store, "l")
+    assert run is not None
+    assert (run.pid, run.state, run.records_per_s, run.reason) == (111, RunState.RUNNING, 5.0, None)

@@ -29,6 +29,11 @@ EXPECTED = {
     "SandboxError": ("sandbox", 7),
     "JarsUnavailableError": ("jars", 7),
     "BrokerStartError": ("broker-start", 7),
+    "StoreError": ("store", 8),
+    "MirrorError": ("mirror", 9),
+    "ForeignWriteError": ("foreign-write", 9),
+    "DataLossError": ("data-loss", 9),
+    "MirrorRunningError": ("mirror-running", 9),
 }
 
 

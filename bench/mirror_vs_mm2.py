@@ -1,0 +1,397 @@
+"""kmigrate mirror vs MirrorMaker 2 vs the brokers' own ceiling, on the same data, in one run.
+
+    .venv/bin/python bench/mirror_vs_mm2.py [--small 2000000] [--large 200000]
+
+Two sandbox clusters (one broker each) in bench/.work; the source is pre-loaded with
+``--small`` records of 100 B and ``--large`` records of 10 KB over 8 partitions each.
+Then, one after the other:
+
+1. ceiling: Kafka's ConsumerPerformance reading the source, ProducerPerformance
+   writing the same volume to the target (acks=all);
+2. MirrorMaker 2 from the same Kafka release's jars (IdentityReplicationPolicy, so
+   partition p goes to partition p under the same name);
+3. kmigrate mirror (local[*]).
+
+Copy throughput counts from the first record on the target to the target holding
+every source record (start-up excluded, reported apart). Then, with the copier still
+running, a producer writes at a fixed rate for ``--lag-seconds`` and a consumer on
+the target measures produced-to-readable lag (CreateTime is kept by both tools).
+Target topics are deleted between contenders. Results: bench/results/<date>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.maven import cache_dir, fetch_jars
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+PARTITIONS = 8
+TOPICS = {"bench-small": 100, "bench-large": 10 * 1024}
+LAG_TOPIC = "bench-lag"
+
+
+def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> subprocess.Popen:
+    out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115
+    return subprocess.Popen(
+        ["java", "-Xmx1g", "-cp", f"{classpath}/*", main, *args],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> dict:
+    proc = java(
+        jars,
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        topic,
+        "--num-records",
+        str(n),
+        "--record-size",
+        str(size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={bootstrap}",
+        "acks=all",
+        "linger.ms=20",
+        "batch.size=1000000",
+        "max.request.size=2000000",
+    )
+    text = proc.communicate()[0].decode()
+    last = [line for line in text.splitlines() if "records sent" in line][-1]
+    rate = float(re.search(r"([\d.]+) records/sec", last).group(1))
+    mbs = float(re.search(r"\(([\d.]+) MB/sec\)", last).group(1))
+    return {"records_per_s": rate, "mb_per_s": mbs}
+
+
+def perf_consumer(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
+    proc = java(
+        jars,
+        "org.apache.kafka.tools.consumer.ConsumerPerformance",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--messages",
+        str(n),
+        "--timeout",
+        "60000",
+    )
+    text = proc.communicate()[0].decode().strip().splitlines()
+    header = [h.strip() for h in text[-2].split(",")]
+    values = [v.strip() for v in text[-1].split(",")]
+    row = dict(zip(header, values, strict=False))
+    return {
+        "records_per_s": float(row["nMsg.sec"]),
+        "mb_per_s": float(row["MB.sec"]),
+    }
+
+
+def ends(admin: ClusterAdmin, topics: list[str]) -> dict:
+    pairs = [(t, p) for t in topics for p in range(PARTITIONS)]
+    try:
+        return admin.partition_offsets(pairs, "latest")
+    except Exception:
+        return {}
+
+
+def time_copy(
+    source: ClusterAdmin, target: ClusterAdmin, topics: list[str], timeout: float
+) -> dict:
+    """Seconds from now to the first target record, and to the target holding everything."""
+    wanted = ends(source, topics)
+    total = sum(wanted.values())
+    start = time.monotonic()
+    first = None
+    while True:
+        got = ends(target, topics)
+        if first is None and sum(got.values()) > 0:
+            first = time.monotonic()
+        if got and all(got.get(tp, 0) >= end for tp, end in wanted.items()):
+            done = time.monotonic()
+            return {
+                "records": total,
+                "startup_s": (first or done) - start,
+                "copy_s": done - (first or start),
+            }
+        if time.monotonic() - start > timeout:
+            raise SystemExit(f"copy did not finish within {timeout}s ({sum(got.values())}/{total})")
+        time.sleep(0.2)
+
+
+def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds: float) -> dict:
+    """Fixed-rate producer on the source; a target consumer measures produced-to-readable."""
+    lags: list[float] = []
+    stop = threading.Event()
+
+    def consume() -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": target_bootstrap,
+                "group.id": f"lag-{time.time()}",
+                "auto.offset.reset": "latest",
+                "enable.auto.commit": False,
+            }
+        )
+        consumer.subscribe([LAG_TOPIC])
+        while not stop.is_set():
+            for msg in consumer.consume(1000, 0.2):
+                if msg.error() is None:
+                    lags.append(time.time() * 1000 - msg.timestamp()[1])
+        consumer.close()
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    time.sleep(3)  # let the consumer join before the first measured record
+    producer = Producer({"bootstrap.servers": source_bootstrap, "linger.ms": 1, "acks": "all"})
+    payload = b"x" * 100
+    sent = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        due = int((time.monotonic() - t0) * rate)
+        while sent < due:
+            producer.produce(
+                LAG_TOPIC, payload, partition=sent % PARTITIONS, timestamp=int(time.time() * 1000)
+            )
+            sent += 1
+        producer.poll(0.001)
+    producer.flush(30)
+    deadline = time.monotonic() + 60
+    while len(lags) < sent and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stop.set()
+    reader.join(10)
+    q = statistics.quantiles(lags, n=100) if len(lags) > 100 else [float("nan")] * 99
+    return {"rate": rate, "sent": sent, "received": len(lags), "p50_ms": q[49], "p99_ms": q[98]}
+
+
+def reset_target(target: ClusterAdmin) -> None:
+    names = [
+        t.name
+        for t in target.list_topics()
+        if t.name.startswith("bench-")
+        or "mm2" in t.name
+        or t.name.startswith(("mirrormaker", "heartbeats"))
+        or ".internal" in t.name
+    ]
+    if names:
+        target.delete_topics(names)
+    deadline = time.monotonic() + 60
+    while any(t.name in names for t in target.list_topics()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def run_mm2(mm2_jars: Path, src: str, tgt: str, work: Path) -> subprocess.Popen:
+    props = work / "mm2.properties"
+    props.write_text(
+        "\n".join(
+            [
+                "clusters = src, tgt",
+                f"src.bootstrap.servers = {src}",
+                f"tgt.bootstrap.servers = {tgt}",
+                "src->tgt.enabled = true",
+                "src->tgt.topics = bench-.*",
+                "tgt->src.enabled = false",
+                "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+                "replication.factor = 1",
+                "tasks.max = 2",
+                "refresh.topics.interval.seconds = 5",
+                "sync.topic.acls.enabled = false",
+                "emit.heartbeats.enabled = false",
+                "checkpoints.topic.replication.factor = 1",
+                "heartbeats.topic.replication.factor = 1",
+                "offset-syncs.topic.replication.factor = 1",
+                "offset.storage.replication.factor = 1",
+                "status.storage.replication.factor = 1",
+                "config.storage.replication.factor = 1",
+                "tgt.producer.acks = all",
+                "tgt.producer.linger.ms = 20",
+                "tgt.producer.batch.size = 1000000",
+                "tgt.producer.max.request.size = 20000000",
+                "",
+            ]
+        )
+    )
+    return java(
+        mm2_jars,
+        "org.apache.kafka.connect.mirror.MirrorMaker",
+        str(props),
+        "--clusters",
+        "tgt",
+        log=work / "mm2.log",
+    )
+
+
+def run_kmigrate(config: Path, work: Path) -> subprocess.Popen:
+    log = open(work / "kmigrate-mirror.log", "ab")  # noqa: SIM115
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kmigrate",
+            "--config",
+            str(config),
+            "mirror",
+            "start",
+            "--source",
+            "source",
+            "--target",
+            "target",
+            "--topics",
+            "bench-.*",
+            "--link",
+            "bench",
+            "--refresh-interval",
+            "5",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen, *, group: bool) -> None:
+    if proc.poll() is None:
+        (os.killpg if group else os.kill)(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def contender(name: str, launch, source, target, args, work, s_boot, t_boot, group) -> dict:
+    reset_target(target)
+    proc = launch()
+    try:
+        copy = time_copy(source, target, list(TOPICS), timeout=3600)
+        volume = sum(
+            n * TOPICS[t] for t, n in (("bench-small", args.small), ("bench-large", args.large))
+        )
+        result = {
+            **copy,
+            "records_per_s": copy["records"] / copy["copy_s"],
+            "mb_per_s": volume / copy["copy_s"] / 1e6,
+        }
+        # The lag topic exists from the start, so both tools mirror it from the outset.
+        result["lag"] = measure_lag(s_boot, t_boot, args.lag_rate, args.lag_seconds)
+    finally:
+        stop(proc, group=group)
+    print(f"{name}: {json.dumps(result)}", flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=2_000_000)
+    parser.add_argument("--large", type=int, default=200_000)
+    parser.add_argument("--lag-rate", type=int, default=5000)
+    parser.add_argument("--lag-seconds", type=float, default=30)
+    parser.add_argument("--keep", action="store_true", help="Leave the clusters running.")
+    args = parser.parse_args()
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    kafka_jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    mm2_jars = fetch_jars(
+        HERE / "pom.xml",
+        cache_dir() / f"mm2-{DEFAULT_KAFKA_VERSION}",
+        {"kafka.version": DEFAULT_KAFKA_VERSION},
+        "MirrorMaker 2 jars",
+    )
+    manager.up(WORK / "sandbox", manager.UpRequest())
+    settings = load_settings(WORK / "sandbox" / "clusters.yaml")
+    s_boot = settings.cluster("source").bootstrap_servers
+    t_boot = settings.cluster("target").bootstrap_servers
+    config = WORK / "kmigrate.yaml"
+    config.write_text(
+        (WORK / "sandbox" / "clusters.yaml")
+        .read_text()
+        .replace("env_file: secrets.env", f"env_file: {WORK / 'sandbox' / 'secrets.env'}")
+        .replace("sqlite:///kmigrate.db", f"sqlite:///{WORK / 'kmigrate.db'}")
+    )
+    results: dict = {
+        "date": dt.date.today().isoformat(),
+        "kafka": DEFAULT_KAFKA_VERSION,
+        "machine": {"cores": os.cpu_count()},
+        "partitions": PARTITIONS,
+        "data": {"small_100B": args.small, "large_10KB": args.large},
+    }
+    try:
+        with (
+            ClusterAdmin(settings.cluster("source")) as source,
+            ClusterAdmin(settings.cluster("target")) as target,
+        ):
+            for topic in [*TOPICS, LAG_TOPIC]:
+                source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
+            print("pre-loading the source ...", flush=True)
+            for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
+                perf_producer(kafka_jars, s_boot, topic, n, TOPICS[topic])
+            target.create_topic("bench-ceiling", PARTITIONS)
+            ceiling = {}
+            for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
+                ceiling[topic] = {
+                    "consumer_source": perf_consumer(kafka_jars, s_boot, topic, n),
+                    "producer_target": perf_producer(
+                        kafka_jars, t_boot, "bench-ceiling", n, TOPICS[topic]
+                    ),
+                }
+            results["ceiling"] = ceiling
+            print(f"ceiling: {json.dumps(ceiling)}", flush=True)
+            results["mm2"] = contender(
+                "mm2",
+                lambda: run_mm2(mm2_jars, s_boot, t_boot, WORK),
+                source,
+                target,
+                args,
+                WORK,
+                s_boot,
+                t_boot,
+                group=True,
+            )
+            results["kmigrate"] = contender(
+                "kmigrate",
+                lambda: run_kmigrate(config, WORK),
+                source,
+                target,
+                args,
+                WORK,
+                s_boot,
+                t_boot,
+                group=False,
+            )
+        results["kmigrate_vs_mm2"] = (
+            results["kmigrate"]["records_per_s"] / results["mm2"]["records_per_s"]
+        )
+    finally:
+        if not args.keep:
+            manager.down(WORK / "sandbox", purge=True, grace=10)
+    out = HERE / "results" / f"{results['date']}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -89,12 +89,12 @@ def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> 
 def perf_consumer(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
     proc = java(
         jars,
-        "org.apache.kafka.tools.consumer.ConsumerPerformance",
+        "org.apache.kafka.tools.ConsumerPerformance",
         "--bootstrap-server",
         bootstrap,
         "--topic",
         topic,
-        "--messages",
+        "--num-records",
         str(n),
         "--timeout",
         "60000",
@@ -103,18 +103,31 @@ def perf_consumer(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
     header = [h.strip() for h in text[-2].split(",")]
     values = [v.strip() for v in text[-1].split(",")]
     row = dict(zip(header, values, strict=False))
+    # The fetch rates leave out the group join, like the copy rates below leave out start-up.
     return {
-        "records_per_s": float(row["nMsg.sec"]),
-        "mb_per_s": float(row["MB.sec"]),
+        "records_per_s": float(row["fetch.nMsg.sec"]),
+        "mb_per_s": float(row["fetch.MB.sec"]) * 1.048576,
     }
 
 
 def ends(admin: ClusterAdmin, topics: list[str]) -> dict:
-    pairs = [(t, p) for t in topics for p in range(PARTITIONS)]
+    """End offsets, asked with a short timeout: a topic the copier has not created yet
+    must not stall the sampling (the admin layer retries it for the cluster timeout)."""
+    from confluent_kafka import TopicPartition
+
+    consumer = Consumer({**admin.cluster.as_librdkafka(), "group.id": "bench-ends"})
     try:
-        return admin.partition_offsets(pairs, "latest")
-    except Exception:
-        return {}
+        result = {}
+        for t in topics:
+            for p in range(PARTITIONS):
+                try:
+                    _, high = consumer.get_watermark_offsets(TopicPartition(t, p), timeout=2)
+                except Exception:
+                    high = 0
+                result[(t, p)] = high
+        return result
+    finally:
+        consumer.close()
 
 
 def time_copy(
@@ -214,7 +227,8 @@ def run_mm2(mm2_jars: Path, src: str, tgt: str, work: Path) -> subprocess.Popen:
                 "src->tgt.enabled = true",
                 "src->tgt.topics = bench-.*",
                 "tgt->src.enabled = false",
-                "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+                "replication.policy.class = "
+                "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
                 "replication.factor = 1",
                 "tasks.max = 2",
                 "refresh.topics.interval.seconds = 5",

@@ -13,11 +13,17 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
 from kmigrate.errors import ConfigError, MirrorError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.control import define_link, link_dir, promote, stop_mirror
+from kmigrate.mirror.control import (
+    check_not_running,
+    link_dir,
+    new_link,
+    promote,
+    stop_mirror,
+)
 from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
 from kmigrate.store import Store, store_for
-from kmigrate.store.links import list_links, require_link
+from kmigrate.store.links import list_links, require_link, save_link
 from kmigrate.store.runs import get_run
 
 link_option = click.option("--link", "link_name", metavar="NAME", help="Link name.")
@@ -68,9 +74,8 @@ def start(app: AppContext, /, **opts: Any) -> None:
     Safe to run again after any crash: it resumes exactly where the offset map ends.
     """
     settings = app.settings
-    store = store_for(settings)
-    link = define_link(
-        store,
+    producer = _properties(opts["producer_props"])
+    link = new_link(
         settings,
         source=opts["source"],
         target=opts["target"],
@@ -79,6 +84,9 @@ def start(app: AppContext, /, **opts: Any) -> None:
         start=opts["start"],
         replication_factor=opts["replication_factor"],
     )
+    store = store_for(settings)
+    check_not_running(store, link.name)
+    save_link(store, link)
     folder = link_dir(settings, link.name)
     folder.mkdir(parents=True, exist_ok=True)
     if opts["detach"]:
@@ -87,7 +95,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
     options = MirrorOptions(
         refresh_interval_s=opts["refresh_interval"],
         allow_gaps=opts["allow_gaps"],
-        producer=_properties(opts["producer_props"]),
+        producer=producer,
         max_offsets_per_trigger=opts["max_offsets_per_batch"],
         master=opts["master"],
     )

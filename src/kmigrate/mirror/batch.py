@@ -95,8 +95,10 @@ class MirrorContext:
 
 
 def run_batch(ctx: MirrorContext, df: DataFrame, batch_id: int) -> None:
-    """The foreachBatch function. A failure is kept in ``ctx.failure`` for the job to report
-    in one line, then raised so that Spark stops the query."""
+    """The foreachBatch function. A failure is kept in ``ctx.failure`` and not raised: the
+    job stops the query and reports it in one line (raised, Spark would log pages of JVM
+    and Python traces first). Batches after a failure do nothing, so nothing is written
+    past it, and the store still says where to resume."""
     with ctx.lock:
         if ctx.closing or ctx.failure is not None:
             return  # the job is stopping; the next query starts again from the store
@@ -104,12 +106,12 @@ def run_batch(ctx: MirrorContext, df: DataFrame, batch_id: int) -> None:
             written = _mirror(ctx, df, batch_id)
         except KMigrateError as exc:
             ctx.failure = exc
-            raise
+            return
         except Exception as exc:
-            # Spark wraps executor failures in pages of JVM and Python traces; the cause
-            # is the last line of the Python one.
+            # Executor failures arrive wrapped in JVM and Python traces; the cause is the
+            # last line of the Python one.
             ctx.failure = MirrorError(f"batch {batch_id} failed: {_cause(exc)}")
-            raise
+            return
     ctx.throughput.add(written)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, MirrorError, NotFoundError
+from kmigrate.errors import ConflictError, MirrorError, MirrorRunningError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.model import (
     Link,
@@ -22,7 +22,7 @@ from kmigrate.mirror.model import (
 )
 from kmigrate.mirror.status import link_status, pid_alive, run_state
 from kmigrate.store import Store
-from kmigrate.store.links import link_topics_of, require_link, save_link, set_topic_state
+from kmigrate.store.links import link_topics_of, require_link, set_topic_state
 from kmigrate.store.runs import get_run
 
 Report = Callable[[str], None]
@@ -34,8 +34,7 @@ def link_dir(settings: Settings, link: str) -> Path:
     return base / ".kmigrate" / "links" / link
 
 
-def define_link(
-    store: Store,
+def new_link(
     settings: Settings,
     *,
     source: str,
@@ -45,13 +44,13 @@ def define_link(
     start: str,
     replication_factor: int | None,
 ) -> Link:
-    """Validate the request and create or update the link (its clusters never change)."""
+    """The link a user asks for, validated against the config; nothing is written."""
     settings.cluster(source)
     settings.cluster(target)
     if source == target:
         raise ConflictError("--source and --target name the same cluster; a mirror needs two")
     compile_topics(topics)
-    link = Link(
+    return Link(
         check_link_name(name or default_link_name(source, target)),
         source,
         target,
@@ -59,7 +58,20 @@ def define_link(
         StartPosition.parse(start),
         replication_factor,
     )
-    return save_link(store, link)
+
+
+def check_not_running(store: Store, name: str) -> None:
+    """Refuse when another live process mirrors the link (one writer per mirror topic)."""
+    run = get_run(store, name)
+    if run is None or run.pid == os.getpid():
+        return
+    state, _ = run_state(run)
+    here = run.host == socket.gethostname()
+    if state in ("starting", "running") and (not here or pid_alive(run.pid)):
+        raise MirrorRunningError(
+            f"link '{name}' is already mirrored by process {run.pid} on {run.host}; "
+            f"stop it first: kmigrate mirror stop --link {name}"
+        )
 
 
 def stop_mirror(store: Store, name: str, timeout_s: float, report: Report) -> bool:

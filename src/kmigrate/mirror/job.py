@@ -23,17 +23,17 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from kmigrate.config import Settings
-from kmigrate.errors import KMigrateError, MirrorError, MirrorRunningError
+from kmigrate.errors import KMigrateError, MirrorError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.batch import MirrorContext
+from kmigrate.mirror.control import check_not_running
 from kmigrate.mirror.model import Link, RunState, TopicState
 from kmigrate.mirror.query import start_query
-from kmigrate.mirror.status import pid_alive, run_state
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.spark.session import build_session
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
-from kmigrate.store.runs import begin_run, get_run, report_run
+from kmigrate.store.runs import begin_run, report_run
 
 Report = Callable[[str], None]
 HEARTBEAT_S = 2.0
@@ -239,13 +239,5 @@ def _first_line(exc: object) -> str:
 
 def claim(store: Store, link: str, log_path: Path) -> None:
     """Make this process the link's mirror, unless another live process already is."""
-    run = get_run(store, link)
-    if run is not None and run.pid != os.getpid():
-        state, _ = run_state(run)
-        here = run.host == socket.gethostname()
-        if state in ("starting", "running") and (not here or pid_alive(run.pid)):
-            raise MirrorRunningError(
-                f"link '{link}' is already mirrored by process {run.pid} on {run.host}; "
-                f"stop it first: kmigrate mirror stop --link {link}"
-            )
+    check_not_running(store, link)
     begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))

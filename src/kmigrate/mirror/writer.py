@@ -295,7 +295,8 @@ def _behind(part: _Partition) -> str:
 def _foreign(part: _Partition, target_offset: int, source_offset: int) -> str:
     return (
         f"target partition {part.topic}[{part.partition}] was written by something other than "
-        f"the mirror: target offset {target_offset} is not source offset {source_offset}; "
+        f"the mirror: the record at target offset {target_offset} is not the copy of source "
+        f"offset {source_offset}; "
         "stop that writer (a mirror topic has one writer until promoted)"
     )
 

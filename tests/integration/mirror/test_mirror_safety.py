@@ -140,6 +140,7 @@ def test_foreign_write_stops_the_mirror_naming_topic_and_partition(
     code = mirror.wait_exit(timeout=120)
     assert code == 9, mirror.tail()
     assert f"{topic}[1]" in mirror.tail() and "other than the mirror" in mirror.tail()
+    assert "Traceback" not in mirror.log.read_text(), "the refusal must be one line, no trace"
     status = run_cli("mirror", "status", "--link", "foreign", "--json", config=str(config))
     link = json.loads(status.stdout)["links"][0]
     assert link["state"] == "failed" and f"{topic}[1]" in link["reason"]

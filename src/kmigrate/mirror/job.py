@@ -89,11 +89,12 @@ class MirrorJob:
         }
         try:
             self._run()
-        except KMigrateError as exc:
-            report_run(self.store, self.link.name, self.pid, RunState.FAILED, reason=exc.message)
-            raise
         except Exception as exc:
-            reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            reason = (
+                exc.message
+                if isinstance(exc, KMigrateError)
+                else f"{type(exc).__name__}: {_first_line(exc)}"
+            )
             report_run(self.store, self.link.name, self.pid, RunState.FAILED, reason=reason)
             raise
         finally:

@@ -9,7 +9,15 @@ import time
 from dataclasses import dataclass
 
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Gap, Link, LinkTopic, MirrorRun, PartitionState, RunState
+from kmigrate.mirror.model import (
+    Gap,
+    Link,
+    LinkTopic,
+    MirrorRun,
+    PartitionState,
+    RunState,
+    TopicState,
+)
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions
@@ -81,7 +89,7 @@ def link_status(
     topics = link_topics_of(store, link.name)
     states = load_partitions(store, link.name)
     pairs = [(s.topic, s.partition) for s in states]
-    live = {t.topic for t in topics if t.state.value != "source-deleted"}
+    live = {t.topic for t in topics if t.state is not TopicState.SOURCE_DELETED}
     source_ends = (
         source.partition_offsets(
             [tp for tp in pairs if tp[0] in live], "latest", committed_only=True

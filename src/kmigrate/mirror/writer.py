@@ -135,7 +135,9 @@ class _Task:
     def __init__(self, plan: WritePlan) -> None:
         self.plan = plan
         self.parts: dict[tuple[str, int], _Partition] = {}
-        self.producer = _cached_producer(plan.producer_config())
+        self.config = plan.producer_config()
+        self.key = _config_key(self.config)
+        self.producer = _cached_producer(self.key, self.config)
         self.producer_failed: str | None = None
 
     def on_delivery(self, error: KafkaError | None, message: Any) -> None:
@@ -240,7 +242,7 @@ class _Task:
                 )
             rows.extend(_rows(part))
         if self.producer_failed:
-            _drop_producer(self.plan.producer_config())
+            _PRODUCERS.pop(self.key, None)
         return rows
 
 
@@ -347,8 +349,7 @@ def _config_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _cached_producer(config: dict[str, Any]) -> Producer:
-    key = _config_key(config)
+def _cached_producer(key: str, config: dict[str, Any]) -> Producer:
     producer = _PRODUCERS.get(key)
     if producer is None:
         producer = Producer({**config, "on_delivery": lambda err, msg: _route(key, err, msg)})
@@ -362,15 +363,10 @@ def _route(key: str, error: KafkaError | None, message: Any) -> None:
         task.on_delivery(error, message)
 
 
-def _drop_producer(config: dict[str, Any]) -> None:
-    _PRODUCERS.pop(_config_key(config), None)
-
-
 def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: consume one task's records, yield its result rows."""
     task = _Task(plan)
-    key = _config_key(plan.producer_config())
-    _ROUTES[key] = task
+    _ROUTES[task.key] = task
     try:
         for batch in batches:
             columns = {name: batch.column(name).to_pylist() for name in INPUT_COLUMNS}
@@ -388,5 +384,5 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
                 )
         rows = task.finish()
     finally:
-        _ROUTES.pop(key, None)
+        _ROUTES.pop(task.key, None)
     yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import ColumnElement, Connection, Table, and_, select
 
 from kmigrate.mirror.model import Gap, PartitionState
 from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap, coalesce
@@ -52,16 +52,13 @@ def start_partition(
             )
 
 
+def _of_partition(table: Table, link: str, topic: str, partition: int) -> ColumnElement[bool]:
+    return and_(table.c.link == link, table.c.topic == topic, table.c.partition == partition)
+
+
 def _header(conn: Connection, link: str, topic: str, partition: int) -> Any:
-    return conn.execute(
-        select(map_partitions).where(
-            and_(
-                map_partitions.c.link == link,
-                map_partitions.c.topic == topic,
-                map_partitions.c.partition == partition,
-            )
-        )
-    ).first()
+    where = _of_partition(map_partitions, link, topic, partition)
+    return conn.execute(select(map_partitions).where(where)).first()
 
 
 def load_partitions(store: Store, link: str, topic: str | None = None) -> list[PartitionState]:
@@ -105,11 +102,7 @@ def record_batch(store: Store, link: str, updates: Iterable[PartitionUpdate]) ->
 
 
 def _apply(conn: Connection, link: str, update: PartitionUpdate, stamp: int) -> None:
-    where = and_(
-        offset_runs.c.link == link,
-        offset_runs.c.topic == update.topic,
-        offset_runs.c.partition == update.partition,
-    )
+    where = _of_partition(offset_runs, link, update.topic, update.partition)
     runs = list(update.runs)
     last = conn.execute(
         select(offset_runs).where(where).order_by(offset_runs.c.source_start.desc()).limit(1)
@@ -148,13 +141,7 @@ def _apply(conn: Connection, link: str, update: PartitionUpdate, stamp: int) -> 
         values["last_timestamp"] = update.last_timestamp
     conn.execute(
         map_partitions.update()
-        .where(
-            and_(
-                map_partitions.c.link == link,
-                map_partitions.c.topic == update.topic,
-                map_partitions.c.partition == update.partition,
-            )
-        )
+        .where(_of_partition(map_partitions, link, update.topic, update.partition))
         .values(**values)
     )
 
@@ -163,9 +150,7 @@ def record_gap(store: Store, link: str, gap: Gap) -> None:
     """Remember a gap once; seeing it again (after a restart) only widens it."""
     with store.transaction() as conn:
         key = and_(
-            gaps.c.link == link,
-            gaps.c.topic == gap.topic,
-            gaps.c.partition == gap.partition,
+            _of_partition(gaps, link, gap.topic, gap.partition),
             gaps.c.source_start == gap.source_start,
         )
         row = conn.execute(select(gaps).where(key)).first()

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import yaml
 
-from kmigrate.config import ClusterConfig, Settings, load_settings
+from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.mirror.offset_map import Exactness
 from kmigrate.models import Record
-from kmigrate.store import open_store
+from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from kmigrate.store.runs import get_run
 from tests.helpers import wait_for
@@ -70,7 +70,7 @@ class MirrorProcess:
 
     def wait_running(self, timeout: float = 120) -> None:
         settings = load_settings(self.config)
-        store = _store(settings)
+        store = store_for(settings)
 
         def running() -> bool:
             self.check_alive()
@@ -129,15 +129,9 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _store(settings: Settings):  # type: ignore[no-untyped-def]
-    return open_store(
-        settings.store.url.get_secret_value(), settings.path.parent if settings.path else None
-    )
-
-
 def caught_up(config: Path, link: str, source: ClusterConfig, topics: list[str]) -> bool:
     """True when the map's read position reached the source's stable end everywhere."""
-    states = load_partitions(_store(load_settings(config)), link)
+    states = load_partitions(store_for(load_settings(config)), link)
     mine = {(s.topic, s.partition): s.map.source_next for s in states if s.topic in topics}
     with ClusterAdmin(source) as admin:
         wanted = [(t, p) for t in topics for p in range(admin.describe_topic(t).partition_count)]
@@ -157,6 +151,16 @@ def wait_caught_up(
     wait_for(done, timeout=timeout, interval=0.5, message=f"mirror caught up; {mirror.tail()}")
 
 
+def mirror_until_caught_up(
+    mirror: MirrorProcess, source: ClusterConfig, topics: list[str]
+) -> MirrorProcess:
+    """Start the mirror, let it copy everything the source holds now, stop it cleanly."""
+    mirror.start().wait_running()
+    wait_caught_up(mirror, source, topics)
+    assert mirror.stop() == 0, mirror.tail()
+    return mirror
+
+
 def _content(r: Record) -> tuple[object, ...]:
     return (r.key, r.value, tuple(r.headers), r.timestamp)
 
@@ -167,7 +171,9 @@ def assert_exact_copy(
     """Target partition p equals source partition p record by record, and the offset map
     sends every source record to the target offset where that record is. Returns the
     number of records compared."""
-    states = {s.partition: s for s in load_partitions(_store(load_settings(config)), link, topic)}
+    states = {
+        s.partition: s for s in load_partitions(store_for(load_settings(config)), link, topic)
+    }
     with ClusterAdmin(source) as src, ClusterAdmin(target) as tgt:
         partitions = src.describe_topic(topic).partition_count
         assert tgt.describe_topic(topic).partition_count == partitions

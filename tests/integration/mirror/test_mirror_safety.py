@@ -18,6 +18,7 @@ from tests.integration.mirror.harness import (
     assert_exact_copy,
     caught_up,
     mirror_config,
+    mirror_until_caught_up,
     wait_caught_up,
 )
 
@@ -116,10 +117,7 @@ def test_five_kill_nines_lose_and_repeat_nothing(clusters: Clusters, tmp_path: P
         producer.done.set()
         producer.join(timeout=60)
     assert producer.error is None, producer.error
-    final = _mirror(config, "kill", topic, tmp_path).start()
-    final.wait_running()
-    wait_caught_up(final, clusters.source, [topic])
-    assert final.stop() == 0, final.tail()
+    mirror_until_caught_up(_mirror(config, "kill", topic, tmp_path), clusters.source, [topic])
     compared = assert_exact_copy(config, "kill", clusters.source, clusters.target, topic)
     assert compared == producer.sent, f"kills at {kills}s"
 
@@ -157,10 +155,7 @@ def test_retention_loss_is_named_and_gaps_only_when_allowed(
         admin.create_topic(topic, 1)
     produce(clusters.source, topic, _batch(0, 100, 1))
     config = mirror_config(clusters.config_path, tmp_path)
-    mirror = _mirror(config, "loss", topic, tmp_path).start()
-    mirror.wait_running()
-    wait_caught_up(mirror, clusters.source, [topic])
-    assert mirror.stop() == 0
+    mirror_until_caught_up(_mirror(config, "loss", topic, tmp_path), clusters.source, [topic])
     produce(clusters.source, topic, _batch(100, 100, 1))
     with ClusterAdmin(clusters.source) as admin:
         admin.delete_records(topic, {0: 150})
@@ -171,10 +166,9 @@ def test_retention_loss_is_named_and_gaps_only_when_allowed(
     with ClusterAdmin(clusters.target) as admin:
         assert admin.watermarks(topic)[0].high == 100, "nothing may be written past a loss"
 
-    allowed = _mirror(config, "loss", topic, tmp_path, "--allow-gaps").start()
-    allowed.wait_running()
-    wait_caught_up(allowed, clusters.source, [topic])
-    assert allowed.stop() == 0
+    mirror_until_caught_up(
+        _mirror(config, "loss", topic, tmp_path, "--allow-gaps"), clusters.source, [topic]
+    )
     assert caught_up(config, "loss", clusters.source, [topic])
     values = [r.value for r in read_partition(clusters.target, topic, 0, 0, 10**6)]
     expected = [f"value-{i}".encode() * 3 for i in [*range(100), *range(150, 200)]]
@@ -196,17 +190,13 @@ def test_records_an_interrupted_attempt_wrote_are_kept_not_repeated(
         admin.create_topic(topic, 1)
     produce(clusters.source, topic, _batch(0, 50, 1))
     config = mirror_config(clusters.config_path, tmp_path)
-    mirror = _mirror(config, "resume", topic, tmp_path).start()
-    mirror.wait_running()
-    wait_caught_up(mirror, clusters.source, [topic])
-    assert mirror.stop() == 0
+    mirror_until_caught_up(_mirror(config, "resume", topic, tmp_path), clusters.source, [topic])
     produce(clusters.source, topic, _batch(50, 30, 1))
     unrecorded = read_partition(clusters.source, topic, 0, 50, 62)
     produce(clusters.target, topic, unrecorded)  # same partition, key, value, headers, time
 
-    again = _mirror(config, "resume", topic, tmp_path).start()
-    again.wait_running()
-    wait_caught_up(again, clusters.source, [topic])
-    assert again.stop() == 0
+    again = mirror_until_caught_up(
+        _mirror(config, "resume", topic, tmp_path), clusters.source, [topic]
+    )
     assert assert_exact_copy(config, "resume", clusters.source, clusters.target, topic) == 80
     assert "12 record(s) an interrupted attempt had written" in again.tail(), again.tail()

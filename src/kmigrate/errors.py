@@ -99,6 +99,18 @@ class GroupActiveError(ConflictError):
     code = "group-active"
 
 
+class NotTranslatableError(ConflictError):
+    """A group position the offset map cannot translate exactly (yet)."""
+
+    code = "not-translatable"
+
+
+class GroupMovedOnError(ConflictError):
+    """The group consumed on the target after kmigrate committed it there."""
+
+    code = "group-moved-on"
+
+
 class KafkaOperationError(KMigrateError):
     code = "kafka"
     exit_code = 6

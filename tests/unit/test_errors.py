@@ -25,6 +25,8 @@ EXPECTED = {
     "ConflictError": ("conflict", 5),
     "TopicExistsError": ("topic-exists", 5),
     "GroupActiveError": ("group-active", 5),
+    "NotTranslatableError": ("not-translatable", 5),
+    "GroupMovedOnError": ("group-moved-on", 5),
     "KafkaOperationError": ("kafka", 6),
     "SandboxError": ("sandbox", 7),
     "JarsUnavailableError": ("jars", 7),

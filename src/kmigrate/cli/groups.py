@@ -1,11 +1,12 @@
-"""`kmigrate groups list | describe`."""
+"""`kmigrate groups list | describe | create` (and translate / migrate / sync)."""
 
 from __future__ import annotations
 
 import click
 
-from kmigrate.cli import render
+from kmigrate.cli import group_moves, render
 from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.groups.create import create_group
 from kmigrate.kafka.admin import ClusterAdmin
 
 
@@ -59,3 +60,36 @@ def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -
         ["topic", "partition", "committed", "log end", "lag"],
         [(o.topic, o.partition, o.committed, o.log_end, o.lag) for o in info.offsets],
     )
+
+
+@group.command("create")
+@cluster_option
+@click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id to create.")
+@click.option("--topic", required=True, metavar="TOPIC", help="Topic the group will consume.")
+@click.option(
+    "--at",
+    required=True,
+    metavar="earliest|latest|@EPOCH_MS|FILE.json",
+    help='Start position; FILE.json maps each partition to an offset: {"0": 120, "1": 98}.',
+)
+@json_option
+@pass_app
+def create(
+    app: AppContext, cluster_name: str, group_id: str, topic: str, at: str, as_json: bool
+) -> None:
+    """Create consumer group GROUP positioned at --at on every partition of TOPIC."""
+    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        offsets = create_group(admin, group_id, topic, at)
+    if as_json:
+        render.print_json({"cluster": cluster_name, "group": group_id, "offsets": offsets})
+        return
+    render.table(
+        f"group {group_id} created on {cluster_name}",
+        ["topic", "partition", "offset"],
+        [(o.topic, o.partition, o.offset) for o in offsets],
+    )
+
+
+group.add_command(group_moves.translate)
+group.add_command(group_moves.migrate)
+group.add_command(group_moves.sync)

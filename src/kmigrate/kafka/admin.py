@@ -341,6 +341,23 @@ class ClusterAdmin:
                 raise self._translate(exc, "list offsets") from exc
             return {(tp.topic, tp.partition): r.offset for tp, r in done.items()}
 
+    def offsets_for_times(
+        self, timestamps: Mapping[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int | None]:
+        """Per partition, the first offset whose timestamp is >= its own timestamp
+        (None when the partition has no such record)."""
+        request = {
+            TopicPartition(t, p): OffsetSpec.for_timestamp(ms) for (t, p), ms in timestamps.items()
+        }
+        if not request:
+            return {}
+        futures = self._client.list_offsets(request, request_timeout=self._timeout)
+        done = self._wait_all(futures, "list offsets by time")
+        return {
+            (tp.topic, tp.partition): (r.offset if r.offset >= 0 else None)
+            for tp, r in done.items()
+        }
+
     def create_partitions(self, topic: str, total: int) -> TopicInfo:
         """Grow ``topic`` to ``total`` partitions and wait until each has a leader."""
         futures = self._client.create_partitions(

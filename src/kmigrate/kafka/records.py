@@ -87,8 +87,10 @@ def read_partition(
     end: int,
     *,
     timeout: float | None = None,
+    limit: int | None = None,
 ) -> list[Record]:
-    """Every record with start <= offset < end (read_committed), in offset order.
+    """Every record with start <= offset < end (read_committed), in offset order
+    (only the first ``limit`` of them when given).
 
     Records already deleted (below the log start) are simply absent. Offsets may
     have gaps (compaction, transaction markers); the read stops at the first record
@@ -130,6 +132,8 @@ def read_partition(
             if message.offset() >= end:
                 break
             records.append(_record(message))
+            if limit is not None and len(records) >= limit:
+                break
     finally:
         client.close()
     return records

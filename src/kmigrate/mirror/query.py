@@ -19,6 +19,17 @@ from kmigrate.config import ClusterConfig
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.topology import Assignment
 
+# Spark's Kafka reader asks the broker for the partition's log start and end after
+# every poll (two ListOffsets round trips). With the consumer's default of 500 records
+# per poll that bounded the mirror to about 40k records/s on small records (measured
+# with jstack, see bench/README); bigger polls make those round trips rare. The fetch
+# sizes bound the memory per task (one consumer per partition).
+FETCH_OPTIONS = {
+    "kafka.max.poll.records": "20000",
+    "kafka.max.partition.fetch.bytes": str(8 * 1024 * 1024),
+    "kafka.fetch.max.bytes": str(64 * 1024 * 1024),
+}
+
 
 def start_query(
     spark: SparkSession,
@@ -50,6 +61,7 @@ def start_query(
         .option("includeHeaders", "true")
         # Loss is detected and named by the mirror itself (batch._check_retention).
         .option("failOnDataLoss", "false")
+        .options(**FETCH_OPTIONS)
     )
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))

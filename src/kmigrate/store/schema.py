@@ -94,3 +94,19 @@ mirror_runs = Table(
     Column("records_per_s", Float, nullable=False),
     Column("log_path", Text),
 )
+
+# The last source commit kmigrate saw for each group partition, and what it committed on
+# the target for it: failover translates from here when the source is unreachable, and
+# a repeated migrate can tell "already done" from "the group moved on on the target".
+group_positions = Table(
+    "group_positions",
+    metadata,
+    Column("link", String(100), primary_key=True),
+    Column("group_id", String(255), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("source_offset", BigInteger, nullable=False),
+    Column("seen_ms", BigInteger, nullable=False),
+    Column("target_offset", BigInteger),
+    Column("committed_ms", BigInteger),
+)

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from confluent_kafka import Producer
 
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.records import read_partition
+from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.offset_map import Exactness
 from kmigrate.models import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from kmigrate.store.runs import get_run
-from tests.helpers import wait_for
+from tests.helpers import unique, wait_for
 
 
 def mirror_config(cluster_config: Path, folder: Path) -> Path:
@@ -197,3 +198,53 @@ def assert_exact_copy(
             )
         compared += len(src_records)
     return compared
+
+
+def transactional(cluster: ClusterConfig, topic: str, rounds: int = 6) -> None:
+    """Committed and aborted transactions interleaved on 2 partitions (odd rounds abort);
+    every value is unique within the topic."""
+    producer = Producer({**cluster.as_librdkafka(), "transactional.id": unique("tx")})
+    producer.init_transactions(30)
+    for round_ in range(rounds):
+        producer.begin_transaction()
+        for i in range(10):
+            producer.produce(topic, f"r{round_}-{i}".encode(), key=b"k", partition=i % 2)
+        producer.flush(30)
+        if round_ % 2:
+            producer.abort_transaction(30)
+        else:
+            producer.commit_transaction(30)
+
+
+def compacted_with_gaps(cluster: ClusterConfig, topic: str) -> None:
+    """A one-partition compacted topic whose log has offset gaps; values are unique."""
+    with ClusterAdmin(cluster) as admin:
+        admin.create_topic(
+            topic,
+            1,
+            configs={
+                "cleanup.policy": "compact",
+                "segment.ms": "100",
+                "min.cleanable.dirty.ratio": "0.001",
+                "min.compaction.lag.ms": "0",
+                "delete.retention.ms": "0",
+            },
+        )
+    rounds = iter(range(10_000))
+
+    def compacted() -> bool:
+        # Every round rolls a segment (segment.ms); the cleaner then drops older values.
+        n = next(rounds)
+        produce(
+            cluster,
+            topic,
+            [
+                Record(f"k{i % 4}".encode(), f"c{n}-{i}".encode(), (), None, 0, None)
+                for i in range(20)
+            ],
+        )
+        with ClusterAdmin(cluster) as admin:
+            mark = admin.watermarks(topic)[0]
+        return len(read_partition(cluster, topic, 0, mark.low, mark.high)) < mark.count
+
+    wait_for(compacted, timeout=120, interval=1.0, message=f"{topic} compacted (offset gaps)")

@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Producer
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
@@ -21,7 +20,9 @@ from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,
     assert_exact_copy,
+    compacted_with_gaps,
     mirror_config,
+    transactional,
     wait_caught_up,
 )
 
@@ -41,49 +42,6 @@ def _records(n: int, partitions: int, size: int = 20) -> list[Record]:
         headers = (("h", b"a"), ("h", b"\x00\xff\x01"), ("other", None)) if i % 3 else ()
         out.append(Record(key, value, headers, NOW - 3_600_000 + i * 7, i % partitions, None))
     return out
-
-
-def _transactional(cluster_conf: dict[str, str], topic: str) -> None:
-    """Committed and aborted transactions interleaved on 2 partitions."""
-    producer = Producer({**cluster_conf, "transactional.id": unique("tx")})
-    producer.init_transactions(30)
-    for round_ in range(6):
-        producer.begin_transaction()
-        for i in range(10):
-            producer.produce(topic, f"r{round_}-{i}".encode(), key=b"k", partition=i % 2)
-        producer.flush(30)
-        if round_ % 2:
-            producer.abort_transaction(30)
-        else:
-            producer.commit_transaction(30)
-
-
-def _compacted_with_gaps(clusters: Clusters, topic: str) -> None:
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(
-            topic,
-            1,
-            configs={
-                "cleanup.policy": "compact",
-                "segment.ms": "100",
-                "min.cleanable.dirty.ratio": "0.001",
-                "min.compaction.lag.ms": "0",
-                "delete.retention.ms": "0",
-            },
-        )
-
-    def compacted() -> bool:
-        # Every round rolls a segment (segment.ms); the cleaner then drops older values.
-        produce(
-            clusters.source,
-            topic,
-            [Record(f"k{i % 4}".encode(), b"x", (), None, 0, None) for i in range(20)],
-        )
-        with ClusterAdmin(clusters.source) as admin:
-            mark = admin.watermarks(topic)[0]
-        return len(read_partition(clusters.source, topic, 0, mark.low, mark.high)) < mark.count
-
-    wait_for(compacted, timeout=120, interval=1.0, message=f"{topic} compacted (offset gaps)")
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +66,8 @@ def mirror(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iter
         for i in range(6)
     ]
     produce(clusters.source, _topic("big"), big, **{"message.max.bytes": 10 * 1024 * 1024})
-    _transactional(clusters.source.as_librdkafka(), _topic("txn"))
-    _compacted_with_gaps(clusters, _topic("compact"))
+    transactional(clusters.source, _topic("txn"))
+    compacted_with_gaps(clusters.source, _topic("compact"))
     produce(clusters.source, _topic("wide"), _records(6400, 64))
     produce(clusters.source, _topic("grow"), _records(50, 1))
     process = MirrorProcess(

@@ -1,0 +1,355 @@
+"""`kmigrate groups translate | migrate | sync`: consumer groups across a link."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.errors import ConfigError
+from kmigrate.groups.by_timestamp import translate_by_timestamp
+from kmigrate.groups.migrate import MigrateResult, migrate_group
+from kmigrate.groups.plan import GroupPlan, plan_group
+from kmigrate.groups.sync import SyncRound, sync_round
+from kmigrate.groups.translation import PartitionTranslation
+from kmigrate.groups.view import GroupView, view_group
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.model import Link, compile_topics
+from kmigrate.store import store_for
+from kmigrate.store.links import require_link
+
+link_option = click.option("--link", "link_name", metavar="NAME", help="Link whose map to use.")
+group_option = click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id.")
+
+
+@contextmanager
+def _admins(
+    app: AppContext, source: str, target: str
+) -> Iterator[tuple[ClusterAdmin, ClusterAdmin]]:
+    with ClusterAdmin(app.cluster(source)) as s, ClusterAdmin(app.cluster(target)) as t:
+        yield s, t
+
+
+@click.command("translate")
+@link_option
+@group_option
+@click.option(
+    "--by-timestamp",
+    is_flag=True,
+    help="No offset map (data copied by another tool): translate through record timestamps.",
+)
+@click.option("--source", metavar="CLUSTER", help="With --by-timestamp and no --link.")
+@click.option("--target", metavar="CLUSTER", help="With --by-timestamp and no --link.")
+@json_option
+@pass_app
+def translate(
+    app: AppContext,
+    link_name: str | None,
+    group_id: str,
+    by_timestamp: bool,
+    source: str | None,
+    target: str | None,
+    as_json: bool,
+) -> None:
+    """Per partition: the group's source commit, its target offset and whether it is exact.
+
+    Through the link's offset map the translation is exact. If the source cannot be
+    reached (failover) it uses the last commit kmigrate saw and says how many records
+    may repeat. With --by-timestamp it is approximate, with a bound per partition.
+    """
+    if by_timestamp:
+        _translate_by_timestamp(app, link_name, group_id, source, target, as_json)
+        return
+    if not link_name:
+        raise ConfigError("pass --link NAME (or --by-timestamp --source A --target B)")
+    store = store_for(app.settings)
+    link = require_link(store, link_name)
+    with _admins(app, link.source, link.target) as (s, t):
+        plan = plan_group(store, link, group_id, s, t, fall_back=True)
+    _show_plan(plan, as_json)
+
+
+def _translate_by_timestamp(
+    app: AppContext,
+    link_name: str | None,
+    group_id: str,
+    source: str | None,
+    target: str | None,
+    as_json: bool,
+) -> None:
+    if link_name:
+        link = require_link(store_for(app.settings), link_name)
+        source, target = source or link.source, target or link.target
+    if not source or not target:
+        raise ConfigError("--by-timestamp needs --link NAME or both --source and --target")
+    with _admins(app, source, target) as (s, t):
+        source_view, target_view = view_group(s, group_id), view_group(t, group_id)
+        commits = [(tp, p, o) for (tp, p), o in source_view.committed.items()]
+        if not commits:
+            raise ConfigError(f"consumer group '{group_id}' has no committed offsets on '{source}'")
+        rows = translate_by_timestamp(s, t, commits)
+    payload = {
+        "group": group_id,
+        "method": "timestamp",
+        "source": _view_json(source_view),
+        "target": _view_json(target_view),
+        "partitions": rows,
+    }
+    if as_json:
+        render.print_json(payload)
+        return
+    _print_header(group_id, source_view, target_view, None)
+    _print_rows(rows)
+    render.out.print("approximate: translated through record timestamps (no offset map)")
+
+
+def _view_json(view: GroupView | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    return {"cluster": view.cluster, "state": view.state, "members": view.members}
+
+
+def _plan_json(plan: GroupPlan) -> dict[str, Any]:
+    return {
+        "link": plan.link.name,
+        "group": plan.group,
+        "method": "offset-map",
+        "source": _view_json(plan.source),
+        "source_error": plan.source_error,
+        "target": _view_json(plan.target),
+        "partitions": plan.partitions,
+    }
+
+
+def _show_plan(plan: GroupPlan, as_json: bool) -> None:
+    if as_json:
+        render.print_json(_plan_json(plan))
+        return
+    _print_header(plan.group, plan.source, plan.target, plan.source_error, plan.link)
+    _print_rows(plan.partitions, plan.target.committed)
+
+
+def _print_header(
+    group: str,
+    source: GroupView | None,
+    target: GroupView,
+    source_error: str | None,
+    link: Link | None = None,
+) -> None:
+    via = f" via link {link.name}" if link else ""
+    if source is None:
+        src = f"source unreachable ({source_error})"
+    else:
+        src = f"source {source.cluster}: {source.state}, {source.members} member(s)"
+    render.out.print(
+        f"[bold]group {group}[/bold]{via}: {src}; target {target.cluster}: "
+        f"{target.state}, {target.members} member(s)",
+        soft_wrap=True,
+    )
+
+
+def _print_rows(
+    rows: list[PartitionTranslation], on_target: dict[tuple[str, int], int] | None = None
+) -> None:
+    columns = ["topic", "partition", "source committed", "target offset", "exact", "note"]
+    if on_target is not None:
+        columns.insert(4, "target now")
+    table_rows = []
+    for r in rows:
+        row: list[Any] = [
+            r.topic,
+            r.partition,
+            r.source_offset,
+            "-" if r.target_offset is None else r.target_offset,
+            "yes" if r.exact else "no",
+            r.detail or "",
+        ]
+        if on_target is not None:
+            row.insert(4, on_target.get((r.topic, r.partition), "-"))
+        table_rows.append(row)
+    render.table(None, columns, table_rows)
+
+
+@click.command("migrate")
+@click.option("--link", "link_name", required=True, metavar="NAME", help="Link whose map to use.")
+@group_option
+@click.option("--apply", is_flag=True, help="Commit the offsets (default: show the plan only).")
+@click.option("--wait", is_flag=True, help="Wait for the mirror to reach the group's position.")
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds for --wait.")
+@click.option(
+    "--failover",
+    is_flag=True,
+    help="The source is gone: use the last commits kmigrate saw (records may repeat).",
+)
+@json_option
+@pass_app
+def migrate(
+    app: AppContext,
+    link_name: str,
+    group_id: str,
+    apply: bool,
+    wait: bool,
+    timeout: float,
+    failover: bool,
+    as_json: bool,
+) -> None:
+    """Move a stopped group: commit its exact translated offsets to the same group on the target.
+
+    Without --apply it prints the plan and changes nothing. It refuses, writing
+    nothing, while the group has members on either side or a position is not mirrored.
+    """
+    store = store_for(app.settings)
+    link = require_link(store, link_name)
+    with _admins(app, link.source, link.target) as (s, t), _wait_bar(as_json or not wait) as bar:
+        result = migrate_group(
+            store,
+            link,
+            group_id,
+            s,
+            t,
+            apply=apply,
+            wait_s=timeout if wait else None,
+            failover=failover,
+            on_wait=bar,
+        )
+    _show_migrate(result, as_json)
+
+
+@contextmanager
+def _wait_bar(quiet: bool) -> Iterator[Any]:
+    if quiet:
+        yield None
+        return
+    with Progress(
+        TextColumn("waiting for the mirror"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records"),
+        TimeElapsedColumn(),
+        console=render.err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("wait", total=None)
+
+        def update(to_go: int, total: int) -> None:
+            progress.update(task, total=max(total, 1), completed=max(total - to_go, 0))
+
+        yield update
+
+
+def _show_migrate(result: MigrateResult, as_json: bool) -> None:
+    plan = result.plan
+    outcome = result.outcome
+    if as_json:
+        render.print_json(
+            _plan_json(plan)
+            | {
+                "outcome": outcome,
+                "changes": [
+                    {"topic": t, "partition": p, "offset": o}
+                    for (t, p), o in sorted(result.changes.items())
+                ],
+            }
+        )
+        return
+    _show_plan(plan, False)
+    n, g, target = len(result.changes), plan.group, plan.link.target
+    if outcome == "already-done":
+        render.out.print(
+            f"group {g} is already at its translated offsets on {target}; nothing changed"
+        )
+    elif outcome == "applied":
+        render.out.print(
+            f"committed {n} partition(s) of group {g} on {target}; start its consumers there"
+        )
+    else:
+        render.out.print(
+            f"dry run: nothing changed; run again with --apply to commit {n} partition(s) "
+            f"on {target}"
+        )
+
+
+@click.command("sync")
+@click.option("--link", "link_name", required=True, metavar="NAME", help="Link whose map to use.")
+@click.option(
+    "--groups",
+    "groups_regex",
+    default=".*",
+    show_default=True,
+    metavar="REGEX",
+    help="Groups to follow (whole-name regex).",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.2),
+    default=5.0,
+    show_default=True,
+    help="Seconds between rounds.",
+)
+@click.option("--once", is_flag=True, help="One round, then exit.")
+@json_option
+@pass_app
+def sync(
+    app: AppContext,
+    link_name: str,
+    groups_regex: str,
+    interval: float,
+    once: bool,
+    as_json: bool,
+) -> None:
+    """Keep matching groups on the target at the exact translation of their source commits.
+
+    Runs until Ctrl-C / SIGTERM. Groups with members on the target, or that consumed
+    there since the last sync, are left alone (and reported).
+    """
+    pattern = compile_topics(groups_regex)
+    store = store_for(app.settings)
+    link = require_link(store, link_name)
+    stop = threading.Event()
+    with _stop_on_signals(stop), _admins(app, link.source, link.target) as (s, t):
+        if not as_json:
+            render.progress(
+                f"syncing groups '{groups_regex}' of link {link.name} every {interval:g}s"
+            )
+        last: dict[str, str | None] = {}
+        while True:
+            round_ = sync_round(store, link, pattern, s, t)
+            _report_round(round_, last, as_json)
+            if once or stop.wait(interval):
+                break
+
+
+def _report_round(round_: SyncRound, last: dict[str, str | None], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"groups": render.to_jsonable(round_.groups)}), flush=True)
+        return
+    for g in round_.groups:
+        if g.skipped is not None:
+            if last.get(g.group) != g.skipped:
+                render.progress(f"group {g.group}: left alone: {g.skipped}")
+        elif g.updated:
+            render.progress(
+                f"group {g.group}: {g.updated} partition(s) committed on the target"
+                + (f", {g.pending} waiting for the mirror" if g.pending else "")
+            )
+        last[g.group] = g.skipped
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,29 @@
+"""A consumer group as one cluster sees it: state, active members, committed offsets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kmigrate.errors import GroupNotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+
+ABSENT = "absent"
+_IDLE_STATES = {"EMPTY", "DEAD", "UNKNOWN", ABSENT}
+
+
+@dataclass(frozen=True)
+class GroupView:
+    cluster: str
+    state: str  # Kafka's group state, or "absent" when the cluster has no such group
+    members: int  # active members (0 for an empty group)
+    committed: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+def view_group(admin: ClusterAdmin, group: str) -> GroupView:
+    try:
+        info = admin.describe_group(group)
+    except GroupNotFoundError:
+        return GroupView(admin.cluster.name, ABSENT, 0)
+    members = 0 if info.state in _IDLE_STATES else len(info.members)
+    committed = {(o.topic, o.partition): o.committed for o in info.offsets}
+    return GroupView(admin.cluster.name, info.state, members, committed)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.models import Record
 from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
+from tests.integration.groups.conftest import LINK, new_mirror, records, topic_of
 from tests.integration.groups.consumers import (
     assert_exactly_once,
     console_consume,
@@ -26,57 +25,10 @@ from tests.integration.groups.consumers import (
     consume_to_end,
     take_cut,
 )
-from tests.integration.mirror.harness import (
-    MirrorProcess,
-    compacted_with_gaps,
-    mirror_config,
-    transactional,
-    wait_caught_up,
-)
-
-PREFIX = unique("grp")
-LINK = "groups"
+from tests.integration.mirror.harness import MirrorProcess, wait_caught_up
 
 
-def _topic(kind: str) -> str:
-    return f"{PREFIX}-{kind}"
-
-
-def _records(topic: str, start: int, n: int, partitions: int) -> list[Record]:
-    return [
-        Record(f"k{i}".encode(), f"{topic}-{i}".encode(), partition=i % partitions)
-        for i in range(start, start + n)
-    ]
-
-
-def _mirror(clusters: Clusters, folder: Path, link: str, *args: str) -> MirrorProcess:
-    return MirrorProcess(
-        mirror_config(clusters.config_path, folder),
-        link,
-        ("--source", "source", "--target", "target", "--refresh-interval", "2", *args),
-        folder / f"{link}.log",
-    )
-
-
-@pytest.fixture(scope="module")
-def mirror(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorProcess]:
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(_topic("plain"), 3)
-        admin.create_topic(_topic("txn"), 2)
-        admin.create_topic(_topic("sync"), 2)
-    produce(clusters.source, _topic("plain"), _records(_topic("plain"), 0, 3000, 3))
-    produce(clusters.source, _topic("sync"), _records(_topic("sync"), 0, 2000, 2))
-    transactional(clusters.source, _topic("txn"), rounds=20)
-    compacted_with_gaps(clusters.source, _topic("compact"))
-    process = _mirror(
-        clusters, tmp_path_factory.mktemp("groups"), LINK, "--topics", f"{PREFIX}-.*"
-    ).start()
-    process.wait_running()
-    yield process
-    process.stop()
-
-
-def _migrate(config: Path, link: str, group: str, *extra: str) -> None:
+def migrate(config: Path, link: str, group: str, *extra: str) -> None:
     result = run_cli(
         "groups", "migrate", "--link", link, "--group", group, "--apply", *extra, config=str(config)
     )
@@ -90,7 +42,7 @@ def _migrate(config: Path, link: str, group: str, *extra: str) -> None:
 def test_group_continues_exactly_once(
     mirror: MirrorProcess, clusters: Clusters, kind: str, client: str
 ) -> None:
-    topic, group = _topic(kind), unique(f"g-{kind}")
+    topic, group = topic_of(kind), unique(f"g-{kind}")
     wait_caught_up(mirror, clusters.source, [topic])
     with ClusterAdmin(clusters.source) as admin:
         marks = admin.watermarks(topic)
@@ -99,9 +51,9 @@ def test_group_continues_exactly_once(
     consumed = consume_and_commit(clusters.source, topic, group, random.randint(1, total - 1))
     if kind == "plain":
         # More records arrive after the group stopped: migrate must wait for the mirror.
-        produce(clusters.source, topic, _records(topic, 10_000, 1500, 3))
+        produce(clusters.source, topic, records(topic, 10_000, 1500, 3))
     cut = take_cut(clusters.source, topic, group, consumed)
-    _migrate(mirror.config, LINK, group, "--wait", "--timeout", "120")
+    migrate(mirror.config, LINK, group, "--wait", "--timeout", "120")
     if client == "java":
         continued = console_consume(clusters.target, topic, group, len(cut.expected_rest()))
     else:
@@ -112,16 +64,16 @@ def test_group_continues_exactly_once(
 def test_group_continues_across_a_mirror_killed_mid_way(clusters: Clusters, tmp_path: Path) -> None:
     topic, group = unique("grp-restart"), unique("g-restart")
     with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, 4)
-    produce(clusters.source, topic, _records(topic, 0, 4000, 4))
-    mirror = _mirror(clusters, tmp_path, "restart", "--topics", topic).start()
+        admin.createtopic_of(topic, 4)
+    produce(clusters.source, topic, records(topic, 0, 4000, 4))
+    mirror = new_mirror(clusters, tmp_path, "restart", "--topics", topic).start()
     mirror.wait_running()
     stop = threading.Event()
 
     def produce_steadily() -> None:
         start = 4000
         while not stop.is_set():
-            produce(clusters.source, topic, _records(topic, start, 200, 4))
+            produce(clusters.source, topic, records(topic, start, 200, 4))
             start += 200
 
     writer = threading.Thread(target=produce_steadily, daemon=True)
@@ -136,7 +88,7 @@ def test_group_continues_across_a_mirror_killed_mid_way(clusters: Clusters, tmp_
     mirror.start().wait_running()
     wait_caught_up(mirror, clusters.source, [topic])
     cut = take_cut(clusters.source, topic, group, consumed)
-    _migrate(mirror.config, "restart", group)
+    migrate(mirror.config, "restart", group)
     assert mirror.stop() == 0, mirror.tail()
     assert_exactly_once(cut, consume_to_end(clusters.target, topic, group))
 
@@ -144,8 +96,8 @@ def test_group_continues_across_a_mirror_killed_mid_way(clusters: Clusters, tmp_
 def test_group_continues_on_a_link_started_at_latest(clusters: Clusters, tmp_path: Path) -> None:
     topic, group = unique("grp-latest"), unique("g-latest")
     with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, 2)
-    produce(clusters.source, topic, _records(topic, 0, 300, 2))
+        admin.createtopic_of(topic, 2)
+    produce(clusters.source, topic, records(topic, 0, 300, 2))
     created = run_cli(
         "groups",
         "create",
@@ -160,14 +112,16 @@ def test_group_continues_on_a_link_started_at_latest(clusters: Clusters, tmp_pat
         config=str(clusters.config_path),
     )
     assert created.code == 0, created.stderr
-    mirror = _mirror(clusters, tmp_path, "latest", "--topics", topic, "--start", "latest").start()
+    mirror = new_mirror(
+        clusters, tmp_path, "latest", "--topics", topic, "--start", "latest"
+    ).start()
     mirror.wait_running()
     wait_caught_up(mirror, clusters.source, [topic])
-    produce(clusters.source, topic, _records(topic, 300, 700, 2))
+    produce(clusters.source, topic, records(topic, 300, 700, 2))
     consumed = consume_and_commit(clusters.source, topic, group, random.randint(1, 699))
     cut = take_cut(clusters.source, topic, group, consumed)
     # The map starts at 150 per partition: the target has none of the 300 old records.
-    _migrate(mirror.config, "latest", group, "--wait", "--timeout", "120")
+    migrate(mirror.config, "latest", group, "--wait", "--timeout", "120")
     assert mirror.stop() == 0, mirror.tail()
     continued = console_consume(clusters.target, topic, group, len(cut.expected_rest()))
     assert_exactly_once(cut, continued)

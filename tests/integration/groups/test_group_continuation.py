@@ -64,7 +64,7 @@ def test_group_continues_exactly_once(
 def test_group_continues_across_a_mirror_killed_mid_way(clusters: Clusters, tmp_path: Path) -> None:
     topic, group = unique("grp-restart"), unique("g-restart")
     with ClusterAdmin(clusters.source) as admin:
-        admin.createtopic_of(topic, 4)
+        admin.create_topic(topic, 4)
     produce(clusters.source, topic, records(topic, 0, 4000, 4))
     mirror = new_mirror(clusters, tmp_path, "restart", "--topics", topic).start()
     mirror.wait_running()
@@ -96,7 +96,7 @@ def test_group_continues_across_a_mirror_killed_mid_way(clusters: Clusters, tmp_
 def test_group_continues_on_a_link_started_at_latest(clusters: Clusters, tmp_path: Path) -> None:
     topic, group = unique("grp-latest"), unique("g-latest")
     with ClusterAdmin(clusters.source) as admin:
-        admin.createtopic_of(topic, 2)
+        admin.create_topic(topic, 2)
     produce(clusters.source, topic, records(topic, 0, 300, 2))
     created = run_cli(
         "groups",

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -217,7 +218,7 @@ def test_failover_translates_the_last_known_commit_and_says_what_may_repeat(
 
 def test_by_timestamp_translation_never_skips_and_bounds_repeats(clusters: Clusters) -> None:
     topic, group = unique("ts"), unique("g-ts")
-    base = 1_700_000_000_000
+    base = int(time.time() * 1000) - 3_600_000  # recent: retention must not delete it
     # Partition 0: strictly increasing timestamps; partition 1: pairs share a timestamp.
     data = [Record(None, f"p0-{i}".encode(), (), base + i * 10, 0) for i in range(200)]
     data += [Record(None, f"p1-{i}".encode(), (), base + (i // 2) * 10, 1) for i in range(200)]

@@ -25,7 +25,6 @@ _LOOK_BACK = 500
 @dataclass(frozen=True)
 class _Anchor:
     timestamp: int
-    consumed: bool  # True when the anchor record is one the group already consumed
 
 
 def translate_by_timestamp(
@@ -80,10 +79,10 @@ def _anchor(
     if committed < high:
         ahead = read_partition(cluster, topic, partition, committed, high, limit=1)
         if ahead and ahead[0].timestamp is not None:
-            return _Anchor(ahead[0].timestamp, False)
+            return _Anchor(ahead[0].timestamp)
     behind = read_partition(cluster, topic, partition, max(low, committed - _LOOK_BACK), committed)
     if behind and behind[-1].timestamp is not None:
-        return _Anchor(behind[-1].timestamp, True)
+        return _Anchor(behind[-1].timestamp)
     return None
 
 

@@ -147,11 +147,12 @@ def check_translations(plan: GroupPlan) -> None:
 
 def check_not_moved_on(store: Store, plan: GroupPlan) -> None:
     """Refuse to rewind a group that consumed on the target after kmigrate committed it."""
+    planned_offsets = plan.target_offsets()
     for pos in positions_of(store, plan.link.name, plan.group):
         if pos.target_offset is None:
             continue
         now = plan.target.committed.get((pos.topic, pos.partition))
-        planned = plan.target_offsets().get((pos.topic, pos.partition))
+        planned = planned_offsets.get((pos.topic, pos.partition))
         if now is not None and now not in (pos.target_offset, planned):
             raise GroupMovedOnError(
                 f"consumer group '{plan.group}' has moved on on target '{plan.link.target}' "

@@ -22,69 +22,31 @@ Target topics are deleted between contenders. Results: bench/results/<date>.json
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import re
-import shutil
-import signal
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
+from harness import (
+    Bench,
+    java,
+    perf_producer,
+    reset_target,
+    results_header,
+    run_kmigrate_mirror,
+    run_mm2,
+    sandbox,
+    stop,
+    write_results,
+)
 
-from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.maven import cache_dir, fetch_jars
-from kmigrate.sandbox import manager
-from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 
-HERE = Path(__file__).resolve().parent
-WORK = HERE / ".work"
 PARTITIONS = 8
 TOPICS = {"bench-small": 100, "bench-large": 10 * 1024}
 LAG_TOPIC = "bench-lag"
-
-
-def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> subprocess.Popen:
-    out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115
-    return subprocess.Popen(
-        ["java", "-Xmx1g", "-cp", f"{classpath}/*", main, *args],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> dict:
-    proc = java(
-        jars,
-        "org.apache.kafka.tools.ProducerPerformance",
-        "--topic",
-        topic,
-        "--num-records",
-        str(n),
-        "--record-size",
-        str(size),
-        "--throughput",
-        "-1",
-        "--producer-props",
-        f"bootstrap.servers={bootstrap}",
-        "acks=all",
-        "linger.ms=20",
-        "batch.size=1000000",
-        "max.request.size=2000000",
-    )
-    text = proc.communicate()[0].decode()
-    last = [line for line in text.splitlines() if "records sent" in line][-1]
-    rate = float(re.search(r"([\d.]+) records/sec", last).group(1))
-    mib = float(re.search(r"\(([\d.]+) MB/sec\)", last).group(1))
-    # Kafka's perf tools print MiB/s as "MB/sec"; everything here is 10^6 bytes.
-    return {"records_per_s": rate, "mb_per_s": mib * 1.048576}
 
 
 def perf_consumer(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
@@ -201,103 +163,7 @@ def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds
     return {"rate": rate, "sent": sent, "received": len(lags), "p50_ms": q[49], "p99_ms": q[98]}
 
 
-def reset_target(target: ClusterAdmin) -> None:
-    names = [
-        t.name
-        for t in target.list_topics()
-        if t.name.startswith("bench-")
-        or "mm2" in t.name
-        or t.name.startswith(("mirrormaker", "heartbeats"))
-        or ".internal" in t.name
-    ]
-    if names:
-        target.delete_topics(names)
-    deadline = time.monotonic() + 60
-    while any(t.name in names for t in target.list_topics()) and time.monotonic() < deadline:
-        time.sleep(0.5)
-
-
-def run_mm2(mm2_jars: Path, src: str, tgt: str, work: Path) -> subprocess.Popen:
-    props = work / "mm2.properties"
-    props.write_text(
-        "\n".join(
-            [
-                "clusters = src, tgt",
-                f"src.bootstrap.servers = {src}",
-                f"tgt.bootstrap.servers = {tgt}",
-                "src->tgt.enabled = true",
-                "src->tgt.topics = bench-.*",
-                "tgt->src.enabled = false",
-                "replication.policy.class = "
-                "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
-                "replication.factor = 1",
-                "tasks.max = 2",
-                "refresh.topics.interval.seconds = 5",
-                "sync.topic.acls.enabled = false",
-                "emit.heartbeats.enabled = false",
-                "checkpoints.topic.replication.factor = 1",
-                "heartbeats.topic.replication.factor = 1",
-                "offset-syncs.topic.replication.factor = 1",
-                "offset.storage.replication.factor = 1",
-                "status.storage.replication.factor = 1",
-                "config.storage.replication.factor = 1",
-                "tgt.producer.acks = all",
-                "tgt.producer.linger.ms = 20",
-                "tgt.producer.batch.size = 1000000",
-                "tgt.producer.max.request.size = 20000000",
-                "",
-            ]
-        )
-    )
-    return java(
-        mm2_jars,
-        "org.apache.kafka.connect.mirror.MirrorMaker",
-        str(props),
-        "--clusters",
-        "tgt",
-        log=work / "mm2.log",
-    )
-
-
-def run_kmigrate(config: Path, work: Path) -> subprocess.Popen:
-    log = open(work / "kmigrate-mirror.log", "ab")  # noqa: SIM115
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kmigrate",
-            "--config",
-            str(config),
-            "mirror",
-            "start",
-            "--source",
-            "source",
-            "--target",
-            "target",
-            "--topics",
-            "bench-.*",
-            "--link",
-            "bench",
-            "--refresh-interval",
-            "5",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def stop(proc: subprocess.Popen, *, group: bool) -> None:
-    if proc.poll() is None:
-        (os.killpg if group else os.kill)(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-
-
-def contender(name: str, launch, source, target, args, work, s_boot, t_boot, group) -> dict:
+def contender(name: str, launch, bench: Bench, source, target, args, *, group: bool) -> dict:
     reset_target(target)
     proc = launch()
     try:
@@ -311,10 +177,26 @@ def contender(name: str, launch, source, target, args, work, s_boot, t_boot, gro
             "mb_per_s": volume / copy["copy_s"] / 1e6,
         }
         # The lag topic exists from the start, so both tools mirror it from the outset.
-        result["lag"] = measure_lag(s_boot, t_boot, args.lag_rate, args.lag_seconds)
+        result["lag"] = measure_lag(
+            bench.source_bootstrap, bench.target_bootstrap, args.lag_rate, args.lag_seconds
+        )
     finally:
         stop(proc, group=group)
     print(f"{name}: {json.dumps(result)}", flush=True)
+    return result
+
+
+def ceiling(bench: Bench, target: ClusterAdmin, args) -> dict:
+    target.create_topic("bench-ceiling", PARTITIONS)
+    result = {}
+    for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
+        result[topic] = {
+            "consumer_source": perf_consumer(bench.kafka_jars, bench.source_bootstrap, topic, n),
+            "producer_target": perf_producer(
+                bench.kafka_jars, bench.target_bootstrap, "bench-ceiling", n, TOPICS[topic]
+            ),
+        }
+    print(f"ceiling: {json.dumps(result)}", flush=True)
     return result
 
 
@@ -327,84 +209,36 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="Leave the clusters running.")
     args = parser.parse_args()
 
-    shutil.rmtree(WORK, ignore_errors=True)
-    WORK.mkdir(parents=True)
-    kafka_jars = ensure_jars(DEFAULT_KAFKA_VERSION)
-    mm2_jars = fetch_jars(
-        HERE / "pom.xml",
-        cache_dir() / f"mm2-{DEFAULT_KAFKA_VERSION}",
-        {"kafka.version": DEFAULT_KAFKA_VERSION},
-        "MirrorMaker 2 jars",
-    )
-    manager.up(WORK / "sandbox", manager.UpRequest())
-    settings = load_settings(WORK / "sandbox" / "clusters.yaml")
-    s_boot = settings.cluster("source").bootstrap_servers
-    t_boot = settings.cluster("target").bootstrap_servers
-    config = WORK / "kmigrate.yaml"
-    config.write_text(
-        (WORK / "sandbox" / "clusters.yaml")
-        .read_text()
-        .replace("env_file: secrets.env", f"env_file: {WORK / 'sandbox' / 'secrets.env'}")
-        .replace("sqlite:///kmigrate.db", f"sqlite:///{WORK / 'kmigrate.db'}")
-    )
     results: dict = {
-        "date": dt.date.today().isoformat(),
-        "kafka": DEFAULT_KAFKA_VERSION,
-        "machine": {"cores": os.cpu_count()},
-        "partitions": PARTITIONS,
+        **results_header(PARTITIONS),
         "data": {"small_100B": args.small, "large_10KB": args.large},
     }
-    try:
-        with (
-            ClusterAdmin(settings.cluster("source")) as source,
-            ClusterAdmin(settings.cluster("target")) as target,
-        ):
-            for topic in [*TOPICS, LAG_TOPIC]:
-                source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
-            print("pre-loading the source ...", flush=True)
-            for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
-                perf_producer(kafka_jars, s_boot, topic, n, TOPICS[topic])
-            target.create_topic("bench-ceiling", PARTITIONS)
-            ceiling = {}
-            for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
-                ceiling[topic] = {
-                    "consumer_source": perf_consumer(kafka_jars, s_boot, topic, n),
-                    "producer_target": perf_producer(
-                        kafka_jars, t_boot, "bench-ceiling", n, TOPICS[topic]
-                    ),
-                }
-            results["ceiling"] = ceiling
-            print(f"ceiling: {json.dumps(ceiling)}", flush=True)
-            results["mm2"] = contender(
-                "mm2",
-                lambda: run_mm2(mm2_jars, s_boot, t_boot, WORK),
-                source,
-                target,
-                args,
-                WORK,
-                s_boot,
-                t_boot,
-                group=True,
-            )
-            results["kmigrate"] = contender(
-                "kmigrate",
-                lambda: run_kmigrate(config, WORK),
-                source,
-                target,
-                args,
-                WORK,
-                s_boot,
-                t_boot,
-                group=False,
-            )
-        results["kmigrate_vs_mm2"] = (
-            results["kmigrate"]["records_per_s"] / results["mm2"]["records_per_s"]
+    with (
+        sandbox(keep=args.keep) as bench,
+        ClusterAdmin(bench.settings.cluster("source")) as source,
+        ClusterAdmin(bench.settings.cluster("target")) as target,
+    ):
+        for topic in [*TOPICS, LAG_TOPIC]:
+            source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
+        print("pre-loading the source ...", flush=True)
+        for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
+            perf_producer(bench.kafka_jars, bench.source_bootstrap, topic, n, TOPICS[topic])
+        results["ceiling"] = ceiling(bench, target, args)
+        results["mm2"] = contender(
+            "mm2", lambda: run_mm2(bench, "bench-.*"), bench, source, target, args, group=True
         )
-    finally:
-        if not args.keep:
-            manager.down(WORK / "sandbox", purge=True, grace=10)
-    out = HERE / "results" / f"{results['date']}.json"
-    out.write_text(json.dumps(results, indent=2) + "\n")
+        results["kmigrate"] = contender(
+            "kmigrate",
+            lambda: run_kmigrate_mirror(bench, "bench-.*", "bench"),
+            bench,
+            source,
+            target,
+            args,
+            group=False,
+        )
+    speed = results["kmigrate"]["records_per_s"] / results["mm2"]["records_per_s"]
+    results["kmigrate_vs_mm2"] = speed
+    out = write_results("", results)
     print(f"wrote {out}")
 
 

@@ -1,0 +1,238 @@
+"""What every benchmark here needs: two sandbox clusters, Kafka's Java tools, the copiers.
+
+Both contenders run as separate processes: MirrorMaker 2 from the same Kafka release's
+jars (bench/pom.xml) and ``kmigrate mirror start``. Everything lives in bench/.work.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from kmigrate.config import Settings, load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.maven import cache_dir, fetch_jars
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+
+
+@dataclass(frozen=True)
+class Bench:
+    """Two running sandbox clusters and what a benchmark needs to drive them."""
+
+    settings: Settings
+    config: Path  # kmigrate's config for the sandbox, store in WORK
+    kafka_jars: Path
+    mm2_jars: Path
+
+    @property
+    def source_bootstrap(self) -> str:
+        return self.settings.cluster("source").bootstrap_servers
+
+    @property
+    def target_bootstrap(self) -> str:
+        return self.settings.cluster("target").bootstrap_servers
+
+
+@contextmanager
+def sandbox(*, keep: bool = False) -> Iterator[Bench]:
+    """Fresh clusters in bench/.work (jars fetched on first use); stopped on exit."""
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    kafka_jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    mm2_jars = fetch_jars(
+        HERE / "pom.xml",
+        cache_dir() / f"mm2-{DEFAULT_KAFKA_VERSION}",
+        {"kafka.version": DEFAULT_KAFKA_VERSION},
+        "MirrorMaker 2 jars",
+    )
+    manager.up(WORK / "sandbox", manager.UpRequest())
+    try:
+        config = WORK / "kmigrate.yaml"
+        config.write_text(
+            (WORK / "sandbox" / "clusters.yaml")
+            .read_text()
+            .replace("env_file: secrets.env", f"env_file: {WORK / 'sandbox' / 'secrets.env'}")
+            .replace("sqlite:///kmigrate.db", f"sqlite:///{WORK / 'kmigrate.db'}")
+        )
+        settings = load_settings(WORK / "sandbox" / "clusters.yaml")
+        yield Bench(settings, config, kafka_jars, mm2_jars)
+    finally:
+        if not keep:
+            manager.down(WORK / "sandbox", purge=True, grace=10)
+
+
+def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> subprocess.Popen:
+    out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115
+    return subprocess.Popen(
+        ["java", "-Xmx1g", "-cp", f"{classpath}/*", main, *args],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> dict:
+    proc = java(
+        jars,
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        topic,
+        "--num-records",
+        str(n),
+        "--record-size",
+        str(size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={bootstrap}",
+        "acks=all",
+        "linger.ms=20",
+        "batch.size=1000000",
+        "max.request.size=2000000",
+    )
+    text = proc.communicate()[0].decode()
+    last = [line for line in text.splitlines() if "records sent" in line][-1]
+    rate = float(re.search(r"([\d.]+) records/sec", last).group(1))
+    mib = float(re.search(r"\(([\d.]+) MB/sec\)", last).group(1))
+    # Kafka's perf tools print MiB/s as "MB/sec"; everything here is 10^6 bytes.
+    return {"records_per_s": rate, "mb_per_s": mib * 1.048576}
+
+
+def reset_target(target: ClusterAdmin, groups: tuple[str, ...] = ()) -> None:
+    """Delete the benchmark's topics, MM2's internal topics and ``groups`` on the target."""
+    if groups:
+        from confluent_kafka.admin import AdminClient
+
+        client = AdminClient(target.cluster.as_librdkafka())
+        present = {g.group_id for g in target.list_groups()}
+        doomed = [g for g in groups if g in present]
+        for future in client.delete_consumer_groups(doomed).values() if doomed else ():
+            future.result(30)
+    names = [
+        t.name
+        for t in target.list_topics()
+        if t.name.startswith("bench-")
+        or "mm2" in t.name
+        or t.name.startswith(("mirrormaker", "heartbeats"))
+        or ".internal" in t.name
+    ]
+    if names:
+        target.delete_topics(names)
+    deadline = time.monotonic() + 60
+    while any(t.name in names for t in target.list_topics()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def run_mm2(bench: Bench, topics: str, *extra: str) -> subprocess.Popen:
+    """MirrorMaker 2 (dedicated mode) from source to target; ``extra`` are property lines."""
+    props = WORK / "mm2.properties"
+    props.write_text(
+        "\n".join(
+            [
+                "clusters = src, tgt",
+                f"src.bootstrap.servers = {bench.source_bootstrap}",
+                f"tgt.bootstrap.servers = {bench.target_bootstrap}",
+                "src->tgt.enabled = true",
+                f"src->tgt.topics = {topics}",
+                "tgt->src.enabled = false",
+                "replication.policy.class = "
+                "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+                "replication.factor = 1",
+                "tasks.max = 2",
+                "refresh.topics.interval.seconds = 5",
+                "sync.topic.acls.enabled = false",
+                "emit.heartbeats.enabled = false",
+                "checkpoints.topic.replication.factor = 1",
+                "heartbeats.topic.replication.factor = 1",
+                "offset-syncs.topic.replication.factor = 1",
+                "offset.storage.replication.factor = 1",
+                "status.storage.replication.factor = 1",
+                "config.storage.replication.factor = 1",
+                "tgt.producer.acks = all",
+                "tgt.producer.linger.ms = 20",
+                "tgt.producer.batch.size = 1000000",
+                "tgt.producer.max.request.size = 20000000",
+                *extra,
+                "",
+            ]
+        )
+    )
+    return java(
+        bench.mm2_jars,
+        "org.apache.kafka.connect.mirror.MirrorMaker",
+        str(props),
+        "--clusters",
+        "tgt",
+        log=WORK / "mm2.log",
+    )
+
+
+def kmigrate(bench: Bench, *args: str) -> list[str]:
+    """The ``kmigrate`` command line with the sandbox's config, for subprocess."""
+    return [sys.executable, "-m", "kmigrate", "--config", str(bench.config), *args]
+
+
+def run_kmigrate_mirror(bench: Bench, topics: str, link: str) -> subprocess.Popen:
+    log = open(WORK / "kmigrate-mirror.log", "ab")  # noqa: SIM115
+    return subprocess.Popen(
+        kmigrate(
+            bench,
+            "mirror",
+            "start",
+            "--source",
+            "source",
+            "--target",
+            "target",
+            "--topics",
+            topics,
+            "--link",
+            link,
+            "--refresh-interval",
+            "5",
+        ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen, *, group: bool) -> None:
+    """SIGTERM (to the process group for Java launchers), SIGKILL after a minute."""
+    if proc.poll() is None:
+        (os.killpg if group else os.kill)(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def results_header(partitions: int) -> dict:
+    """What every results file starts with: when, which Kafka, which machine."""
+    return {
+        "date": dt.date.today().isoformat(),
+        "kafka": DEFAULT_KAFKA_VERSION,
+        "machine": {"cores": os.cpu_count()},
+        "partitions": partitions,
+    }
+
+
+def write_results(prefix: str, results: dict) -> Path:
+    out = HERE / "results" / f"{prefix}{results['date']}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    return out

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars demo test test-unit test-integration lint format clean demo-down
+.PHONY: all install jars system-deps demo test test-unit test-integration lint format clean demo-down
 
 all: test
 
@@ -22,29 +22,39 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch
 
+# Debian packages the integration tests use: headless Chromium opens verify's HTML report.
+TEST_PACKAGES := chromium-headless-shell
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+system-deps:
+	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
+	  echo "installing $(TEST_PACKAGES) (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; }
+
 demo: jars
 	$(BIN)/kmigrate demo
 
 demo-down: $(STAMP)
 	$(BIN)/kmigrate sandbox down
 
-test: jars
+test: jars system-deps
 	$(BIN)/pytest tests
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-test-integration: jars
+test-integration: jars system-deps
 	$(BIN)/pytest tests/integration
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
 
 clean:
 	rm -rf $(VENV) .cache .kmigrate .pytest_cache .mypy_cache .ruff_cache

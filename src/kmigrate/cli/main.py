@@ -9,7 +9,7 @@ import sys
 import click
 
 from kmigrate import __version__
-from kmigrate.cli import clusters, demo, groups, mirror, render, sandbox, topics
+from kmigrate.cli import clusters, demo, groups, mirror, render, sandbox, topics, verify
 from kmigrate.cli.context import AppContext
 from kmigrate.errors import KMigrateError
 
@@ -43,13 +43,14 @@ cli.add_command(clusters.group)
 cli.add_command(topics.group)
 cli.add_command(groups.group)
 cli.add_command(mirror.group)
+cli.add_command(verify.command)
 cli.add_command(demo.command)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every kmigrate error becomes one line on stderr and its exit code."""
     try:
-        cli.main(args=argv, prog_name="kmigrate", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="kmigrate", standalone_mode=False)
     except KMigrateError as exc:
         render.error(exc.message, exc.detail)
         sys.exit(exc.exit_code)
@@ -72,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
             f"rerun with {DEBUG_ENV}=1 for a traceback and report it"
         )
         sys.exit(70)
-    sys.exit(0)
+    # A command that ends with click's Exit(n) (verify's "differs") returns n here.
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ resume), so a lost or stale checkpoint can never make the mirror skip or repeat.
 
 from __future__ import annotations
 
-import json
 import shutil
 import uuid
 from pathlib import Path
@@ -18,17 +17,7 @@ from pyspark.sql.streaming import StreamingQuery
 from kmigrate.config import ClusterConfig
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.topology import Assignment
-
-# Spark's Kafka reader asks the broker for the partition's log start and end after
-# every poll (two ListOffsets round trips). With the consumer's default of 500 records
-# per poll that bounded the mirror to about 40k records/s on small records (measured
-# with jstack, see bench/README); bigger polls make those round trips rare. The fetch
-# sizes bound the memory per task (one consumer per partition).
-FETCH_OPTIONS = {
-    "kafka.max.poll.records": "20000",
-    "kafka.max.partition.fetch.bytes": str(8 * 1024 * 1024),
-    "kafka.fetch.max.bytes": str(64 * 1024 * 1024),
-}
+from kmigrate.spark.kafka_source import kafka_reader
 
 
 def start_query(
@@ -45,24 +34,9 @@ def start_query(
     shutil.rmtree(checkpoints, ignore_errors=True)
     checkpoints.mkdir(parents=True)
     ctx.checkpoint = checkpoints / uuid.uuid4().hex
-    assign: dict[str, list[int]] = {}
-    starting: dict[str, dict[str, int]] = {}
-    for topic, partition in assignment.pairs():
-        assign.setdefault(topic, []).append(partition)
-        starting.setdefault(topic, {})[str(partition)] = ctx.states[
-            (topic, partition)
-        ].map.source_next
-    reader = (
-        spark.readStream.format("kafka")
-        .options(**source.as_spark_options())
-        .option("assign", json.dumps(assign))
-        .option("startingOffsets", json.dumps(starting))
-        .option("kafka.isolation.level", "read_committed")
-        .option("includeHeaders", "true")
-        # Loss is detected and named by the mirror itself (batch._check_retention).
-        .option("failOnDataLoss", "false")
-        .options(**FETCH_OPTIONS)
-    )
+    pairs = list(assignment.pairs())
+    starting = {tp: ctx.states[tp].map.source_next for tp in pairs}
+    reader = kafka_reader(spark.readStream, source, pairs, starting)
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     return (

@@ -1,0 +1,1 @@
+"""Verification: prove source and target hold the same records, or point at the first difference."""

@@ -1,0 +1,332 @@
+"""`kmigrate verify`: plan the ranges, digest both clusters on Spark, locate differences.
+
+Only the driver talks to the store and the admin API; executors read Kafka. The order:
+plan every partition from the map (or from the given start) and both clusters' offsets,
+run one Spark job for the chunk digests of both sides, read back the first differing
+chunk of each mismatched partition, then re-check the log starts so that records
+deleted while the job ran are reported as such, not as differences.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import ConfigError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.model import Gap, Link
+from kmigrate.store import Store
+from kmigrate.store.offsets import gaps_of, load_partitions
+from kmigrate.verify.compare import (
+    CHUNK,
+    LOOKAHEAD,
+    Chunk,
+    SideDigest,
+    first_difference,
+    first_differing_chunk,
+)
+from kmigrate.verify.fingerprint import chunk_digests, read_records
+from kmigrate.verify.ranges import (
+    PartitionCheck,
+    Span,
+    mapped_records,
+    plan_linked,
+    plan_positional,
+)
+from kmigrate.verify.report import (
+    CHANGED_DURING_CHECK,
+    MATCH,
+    MISMATCH,
+    NOTHING_TO_COMPARE,
+    PartitionResult,
+    SideResult,
+    VerifyReport,
+)
+
+TopicPartition = tuple[str, int]
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Sides:
+    source: ClusterConfig
+    target: ClusterConfig
+    source_admin: ClusterAdmin
+    target_admin: ClusterAdmin
+
+
+def _offsets(admin: ClusterAdmin, pairs: list[TopicPartition]) -> dict[TopicPartition, Span]:
+    """Each partition's log start and the end a read_committed consumer reads to."""
+    lows = admin.partition_offsets(pairs, "earliest")
+    ends = admin.partition_offsets(pairs, "latest", committed_only=True)
+    return {tp: Span(lows[tp], ends[tp]) for tp in pairs}
+
+
+def plan_link(
+    store: Store, link: Link, topics: re.Pattern[str] | None, sides: Sides
+) -> list[PartitionCheck]:
+    states = [
+        s for s in load_partitions(store, link.name) if not topics or topics.fullmatch(s.topic)
+    ]
+    pairs = [(s.topic, s.partition) for s in states]
+    source = _offsets(sides.source_admin, pairs)
+    target = _offsets(sides.target_admin, pairs)
+    gaps: dict[TopicPartition, list[Gap]] = {}
+    for gap in gaps_of(store, link.name):
+        gaps.setdefault((gap.topic, gap.partition), []).append(gap)
+    return [
+        plan_linked(
+            s.topic,
+            s.partition,
+            s.map,
+            source[(s.topic, s.partition)],
+            target[(s.topic, s.partition)],
+            gaps.get((s.topic, s.partition), ()),
+        )
+        for s in states
+    ]
+
+
+def plan_position(topics: re.Pattern[str], start: str, sides: Sides) -> list[PartitionCheck]:
+    """Every partition of the matching source topics, from ``start`` on each side:
+    ``earliest``, ``@EPOCH_MS`` (first record at or after it), or a JSON file
+    ``{"topic": {"0": {"source": 120, "target": 0}}}`` (only the partitions it lists)."""
+    names = [t for t in sides.source_admin.list_topics() if topics.fullmatch(t.name)]
+    if not names:
+        raise ConfigError(f"no source topic matches --topics '{topics.pattern}'")
+    pairs = [(t.name, p.partition) for t in names for p in t.partitions]
+    explicit = _start_file(start) if not (start == "earliest" or start.startswith("@")) else None
+    if explicit is not None:
+        pairs = [tp for tp in pairs if tp in explicit]
+    present = {
+        (t.name, p.partition) for t in sides.target_admin.list_topics() for p in t.partitions
+    }
+    missing = [f"{t}[{p}]" for t, p in pairs if (t, p) not in present]
+    if missing:
+        raise ConfigError(
+            f"the target has no partition {', '.join(missing[:5])}"
+            f"{' …' if len(missing) > 5 else ''}: copy the topics first or narrow --topics"
+        )
+    source = _offsets(sides.source_admin, pairs)
+    target = _offsets(sides.target_admin, pairs)
+    if start.startswith("@"):
+        source = _from_time(sides.source_admin, source, _epoch_ms(start))
+        target = _from_time(sides.target_admin, target, _epoch_ms(start))
+    elif explicit is not None:
+        source = {tp: Span(max(explicit[tp][0], s.start), s.end) for tp, s in source.items()}
+        target = {tp: Span(max(explicit[tp][1], t.start), t.end) for tp, t in target.items()}
+    return [plan_positional(t, p, source[(t, p)], target[(t, p)]) for t, p in pairs]
+
+
+def _epoch_ms(text: str) -> int:
+    if not text[1:].isdigit():
+        raise ConfigError(f"--from '{text}' must be earliest, @EPOCH_MS or a JSON file")
+    return int(text[1:])
+
+
+def _from_time(
+    admin: ClusterAdmin, spans: dict[TopicPartition, Span], ms: int
+) -> dict[TopicPartition, Span]:
+    found = admin.offsets_for_times({tp: ms for tp in spans})
+    spans_from = {}
+    for tp, s in spans.items():
+        at = found[tp]
+        spans_from[tp] = Span(s.end if at is None else max(at, s.start), s.end)
+    return spans_from
+
+
+def _start_file(path: str) -> dict[TopicPartition, tuple[int, int]]:
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"--from '{path}' must be earliest, @EPOCH_MS or an existing JSON file")
+    try:
+        raw = json.loads(file.read_text())
+        return {
+            (topic, int(p)): (int(pos["source"]), int(pos["target"]))
+            for topic, parts in raw.items()
+            for p, pos in parts.items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f'{path} must look like {{"topic": {{"0": {{"source": 120, "target": 0}}}}}} ({exc})'
+        ) from None
+
+
+def run_checks(
+    spark: SparkSession, checks: list[PartitionCheck], sides: Sides, progress: Progress
+) -> list[PartitionResult]:
+    """Digest both sides of every check on Spark, then locate each difference."""
+    source_spans = {(c.topic, c.partition): c.source for c in checks if c.source and c.source.size}
+    target_spans = {(c.topic, c.partition): c.target for c in checks if c.target and c.target.size}
+    comparable = sum(1 for c in checks if c.source is not None and c.target is not None)
+    offsets = sum(s.size for s in source_spans.values())
+    progress(
+        f"digesting {comparable} partition(s), up to {offsets:,} source offsets and "
+        f"their target counterparts, on Spark ({spark.sparkContext.master})"
+    )
+    digests = chunk_digests(
+        spark,
+        {
+            "source": (sides.source, source_spans),
+            "target": (sides.target, target_spans),
+        },
+    )
+    results = [_judge(spark, c, digests, sides, progress) for c in checks]
+    return _recheck_retention(results, checks, sides)
+
+
+def _judge(
+    spark: SparkSession,
+    check: PartitionCheck,
+    digests: dict[tuple[str, str, int], list[Chunk]],
+    sides: Sides,
+    progress: Progress,
+) -> PartitionResult:
+    if check.source is None or check.target is None:
+        return PartitionResult(
+            check.topic,
+            check.partition,
+            NOTHING_TO_COMPARE,
+            "nothing mirrored that both clusters still hold",
+            notes=check.notes,
+        )
+    src = digests.get(("source", check.topic, check.partition), [])
+    tgt = digests.get(("target", check.topic, check.partition), [])
+    source = SideResult(check.source, SideDigest.of(src))
+    target = SideResult(check.target, SideDigest.of(tgt))
+    expected = mapped_records(check)
+    base = {
+        "topic": check.topic,
+        "partition": check.partition,
+        "source": source,
+        "target": target,
+        "mapped_records": expected,
+        "notes": check.notes,
+    }
+    index = first_differing_chunk(src, tgt, check.map)
+    if index is None:
+        if expected is not None and expected != source.digest.records:
+            return PartitionResult(
+                status=MISMATCH,
+                message=f"both sides hold the same {source.digest.records:,} records, but the "
+                f"offset map says the range holds {expected:,} (source records added or "
+                "compacted away since they were mirrored)",
+                **base,  # type: ignore[arg-type]
+            )
+        return PartitionResult(
+            status=MATCH,
+            message=f"{source.digest.records:,} records identical",
+            **base,  # type: ignore[arg-type]
+        )
+    progress(f"locating the first difference in {check.topic}[{check.partition}]")
+    want = CHUNK + LOOKAHEAD + 1
+    from_source = src[index].first_offset if index < len(src) else check.source.end
+    from_target = tgt[index].first_offset if index < len(tgt) else check.target.end
+    difference = first_difference(
+        read_records(
+            spark,
+            sides.source,
+            check.topic,
+            check.partition,
+            Span(from_source, check.source.end),
+            want,
+        ),
+        read_records(
+            spark,
+            sides.target,
+            check.topic,
+            check.partition,
+            Span(from_target, check.target.end),
+            want,
+        ),
+        check.map,
+    )
+    if difference is None:
+        return PartitionResult(
+            status=CHANGED_DURING_CHECK,
+            message="the digests differ but the records read back match: the data changed "
+            "while verify ran; run it again",
+            **base,  # type: ignore[arg-type]
+        )
+    return PartitionResult(
+        status=MISMATCH,
+        message=difference.describe(),
+        difference=difference,
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def _recheck_retention(
+    results: list[PartitionResult], checks: Iterable[PartitionCheck], sides: Sides
+) -> list[PartitionResult]:
+    """A mismatch in a partition whose log start moved past the compared range's start
+    during the job is retention racing verify, not a difference."""
+    suspects = {
+        (c.topic, c.partition): c
+        for c, r in zip(checks, results, strict=True)
+        if r.status == MISMATCH and c.source is not None and c.target is not None
+    }
+    if not suspects:
+        return results
+    pairs = list(suspects)
+    lows = {
+        "source": sides.source_admin.partition_offsets(pairs, "earliest"),
+        "target": sides.target_admin.partition_offsets(pairs, "earliest"),
+    }
+    out = []
+    for result in results:
+        c = suspects.get((result.topic, result.partition))
+        tp = (result.topic, result.partition)
+        raced = (
+            c is not None
+            and c.source is not None
+            and c.target is not None
+            and (lows["source"][tp] > c.source.start or lows["target"][tp] > c.target.start)
+        )
+        out.append(_raced(result) if raced else result)
+    return out
+
+
+def _raced(r: PartitionResult) -> PartitionResult:
+    return PartitionResult(
+        r.topic,
+        r.partition,
+        CHANGED_DURING_CHECK,
+        "retention deleted records of the compared range while verify ran; run it again",
+        r.source,
+        r.target,
+        r.mapped_records,
+        r.notes,
+    )
+
+
+def verify(
+    spark_factory: Callable[[], SparkSession],
+    sides: Sides,
+    plan: Callable[[], list[PartitionCheck]],
+    *,
+    mode: str,
+    link: str | None,
+    progress: Progress,
+) -> VerifyReport:
+    started = time.time()
+    checks = plan()
+    if not checks:
+        raise ConfigError("nothing to verify: no partition matches (is the link mirroring?)")
+    results = run_checks(spark_factory(), checks, sides, progress)
+    return VerifyReport(
+        mode,
+        link,
+        sides.source.name,
+        sides.target.name,
+        int(started * 1000),
+        time.time() - started,
+        tuple(results),
+    )

@@ -85,7 +85,11 @@ def test_classifies_extra_missing_swapped_and_changed() -> None:
 def test_a_side_running_out_is_missing_or_extra() -> None:
     src = _seq([1, 2, 3])
     assert first_difference(src, _seq([1, 2])).kind == MISSING_ON_TARGET
-    assert first_difference(src, _seq([1, 2, 3, 4])).kind == EXTRA_ON_TARGET
+    extra = first_difference(src, _seq([1, 2, 3, 4]))
+    assert extra.kind == EXTRA_ON_TARGET
+    assert (
+        extra.describe() == "extra record on the target at offset 3 (after the last source record)"
+    )
 
 
 def test_equal_records_at_the_wrong_target_offset_differ_under_a_map() -> None:

@@ -117,10 +117,12 @@ class Difference:
                 f"(expected at target offset {self.target_offset})"
             )
         if self.kind == EXTRA_ON_TARGET:
-            return (
-                f"extra record on the target at offset {self.target_offset} "
-                f"(before source offset {self.source_offset})"
+            where = (
+                "after the last source record"
+                if self.source_offset is None
+                else f"before source offset {self.source_offset}"
             )
+            return f"extra record on the target at offset {self.target_offset} ({where})"
         if self.kind == SWAPPED:
             return f"records swapped on the target at {at} and the next pair"
         return (

@@ -188,7 +188,6 @@ def _classify(source: Sequence[RecordView], target: Sequence[RecordView], i: int
         return Difference(EXTRA_ON_TARGET, s.offset, t.offset, (), s, t)
     if _same(source[i + 1 : i + 1 + ahead], target[i : i + ahead]):
         return Difference(MISSING_ON_TARGET, s.offset, t.offset, (), s, t)
-    fields = tuple(
-        name for name, value in s.field_values().items() if value != t.field_values()[name]
-    )
+    theirs = t.field_values()
+    fields = tuple(name for name, value in s.field_values().items() if value != theirs[name])
     return Difference(CHANGED, s.offset, t.offset, fields, s, t)

@@ -22,15 +22,18 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch
 
-# Debian packages the integration tests use: headless Chromium opens verify's HTML report.
-TEST_PACKAGES := chromium-headless-shell
+# Debian packages the integration tests use: headless Chromium opens verify's HTML report;
+# PostgreSQL's server (initdb, pg_ctl) runs a throwaway database for the store tests.
+TEST_PACKAGES := chromium-headless-shell postgresql
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 system-deps:
-	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
+	@if ! command -v chromium-headless-shell >/dev/null 2>&1 || \
+	    ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 	  echo "installing $(TEST_PACKAGES) (apt-get)"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; }
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
+	fi
 
 demo: jars
 	$(BIN)/kmigrate demo

@@ -54,18 +54,6 @@ def test_up_on_a_live_sandbox_changes_nothing(clusters: Clusters) -> None:
     assert (directory / "clusters.yaml").read_text() == yaml_before
 
 
-def test_demo_puts_records_on_source_and_lists_both_clusters(clusters: Clusters) -> None:
-    directory = _sandbox_dir(clusters)
-    before = _pids(directory)
-    result = run_cli("demo", "--dir", str(directory), "--records", "300")
-    assert result.code == 0, result.stderr
-    assert "topics on source" in result.stdout and "topics on target" in result.stdout
-    assert "demo.orders" in result.stdout
-    assert _pids(directory) == before  # it reused the running clusters
-    marks = ClusterAdmin(clusters.source).watermarks("demo.orders")
-    assert sum(w.count for w in marks) >= 300
-
-
 def test_three_broker_cluster_with_racks_then_down(tmp_path: Path) -> None:
     directory = tmp_path / "sb"
     up = run_cli(

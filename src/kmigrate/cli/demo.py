@@ -1,16 +1,39 @@
-"""`kmigrate demo`: the end-to-end walk-through README's `make demo` runs."""
+"""`kmigrate demo`: the end-to-end migration README's `make demo` runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from rich.live import Live
 
 from kmigrate.cli import render
-from kmigrate.cli.topics import print_topics
+from kmigrate.cli.migration_view import status_view
+from kmigrate.cli.verify import show_report
 from kmigrate.config import sandbox_dir
-from kmigrate.demo import run_demo
-from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.demo.scenario import DemoResult, Screen, run_demo
+from kmigrate.errors import KMigrateError
+from kmigrate.migration.observe import Snapshot
+from kmigrate.verify.report import VerifyReport
+
+
+class LiveScreen(Screen):
+    """Step lines scroll above a status screen that refreshes in place."""
+
+    def __init__(self) -> None:
+        self.live = Live(console=render.out, auto_refresh=False, transient=False)
+
+    def step(self, text: str) -> None:
+        self.live.console.print(f"[bold cyan]>>[/bold cyan] {text}", soft_wrap=True)
+
+    def progress(self, text: str) -> None:
+        self.live.console.print(f"   [dim]{text}[/dim]", soft_wrap=True)
+
+    def status(self, snap: Snapshot) -> None:
+        self.live.update(status_view(snap), refresh=True)
+
+    def verify(self, report: VerifyReport) -> None:
+        show_report(report)
 
 
 @click.command("demo")
@@ -21,19 +44,50 @@ from kmigrate.kafka.admin import ClusterAdmin
     default=None,
     help="Sandbox run directory (default .kmigrate/sandbox).",
 )
-@click.option("--records", type=click.IntRange(1), default=10_000, show_default=True)
-def command(directory: Path | None, records: int) -> None:
-    """Start two local clusters, put records on `source`, and show both clusters' topics."""
-    result = run_demo(directory or sandbox_dir(), records, render.progress)
-    for name in ("source", "target"):
-        with ClusterAdmin(result.settings.cluster(name)) as admin:
-            print_topics(admin, name)
-    where = result.settings.path.parent if result.settings.path else directory
-    render.out.print(
-        f"demo finished in {result.seconds:.1f}s; the clusters keep running.", soft_wrap=True
+@click.option(
+    "--rate",
+    type=click.FloatRange(1, 5000),
+    default=200.0,
+    show_default=True,
+    help="Records/s the demo's producer writes.",
+)
+def command(directory: Path | None, rate: float) -> None:
+    """Migrate a live topic and its consumer group between two local clusters, consumers
+    first, through promote and retire, while a producer and a consumer keep running."""
+    screen = LiveScreen()
+    with screen.live:
+        result = run_demo(directory or sandbox_dir(), screen, rate=rate)
+    render.out.print()
+    _summary(result)
+    if not result.exactly_once or (result.verify is not None and not result.verify.ok):
+        raise KMigrateError("the demo's migration was not exact; see above")
+
+
+def _summary(r: DemoResult) -> None:
+    render.table(
+        "accounting",
+        ("", "value"),
+        [
+            ("records produced (history + live)", f"{r.produced:,}"),
+            ("records consumed by the group", f"{r.consumed:,}"),
+            (
+                "consumed on source / target",
+                f"{r.consumed_on.get('source', 0):,} / {r.consumed_on.get('target', 0):,}",
+            ),
+            ("consumed twice", f"{len(r.duplicates):,}"),
+            ("never consumed", f"{len(r.missing):,}"),
+            ("producer pause at promote", f"{r.producer_pause_s:.1f}s"),
+            ("verify", "passed" if r.verify is not None and r.verify.ok else "FAILED"),
+        ],
     )
+    verdict = "exactly once" if r.exactly_once else "NOT exactly once"
+    render.out.print(f"[bold]{verdict}[/bold]; demo finished in {r.seconds:.0f}s", soft_wrap=True)
+    where = r.settings.path
+    render.out.print(f"  plan:    {r.plan_path}", soft_wrap=True)
     render.out.print(
-        f"  inspect: kmigrate --config {result.settings.path} topics list --cluster source",
+        f"  history: kmigrate --config {where} migrate history --migration {r.migration}",
         soft_wrap=True,
     )
-    render.out.print(f"  stop:    kmigrate sandbox down --dir {where}", soft_wrap=True)
+    render.out.print(
+        f"  stop:    kmigrate sandbox down --dir {where.parent if where else ''}", soft_wrap=True
+    )

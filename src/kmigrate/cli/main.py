@@ -9,7 +9,18 @@ import sys
 import click
 
 from kmigrate import __version__
-from kmigrate.cli import clusters, demo, groups, mirror, render, sandbox, topics, verify
+from kmigrate.cli import (
+    clusters,
+    demo,
+    groups,
+    migrate,
+    mirror,
+    plan,
+    render,
+    sandbox,
+    topics,
+    verify,
+)
 from kmigrate.cli.context import AppContext
 from kmigrate.errors import KMigrateError
 
@@ -44,6 +55,8 @@ cli.add_command(topics.group)
 cli.add_command(groups.group)
 cli.add_command(mirror.group)
 cli.add_command(verify.command)
+cli.add_command(plan.group)
+cli.add_command(migrate.group)
 cli.add_command(demo.command)
 
 

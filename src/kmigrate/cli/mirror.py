@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
-from kmigrate.errors import ConfigError, MirrorError
+from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.control import (
     check_not_running,
@@ -21,6 +21,7 @@ from kmigrate.mirror.control import (
     stop_mirror,
 )
 from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
+from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
 from kmigrate.store import Store, store_for
 from kmigrate.store.links import list_links, require_link, save_link
@@ -90,7 +91,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
     folder = link_dir(settings, link.name)
     folder.mkdir(parents=True, exist_ok=True)
     if opts["detach"]:
-        _detach(app, store, link.name, folder)
+        _detach(store, link.name, folder)
         return
     options = MirrorOptions(
         refresh_interval_s=opts["refresh_interval"],
@@ -131,33 +132,10 @@ def _properties(pairs: tuple[str, ...]) -> dict[str, str]:
     return props
 
 
-def _detach(app: AppContext, store: Store, name: str, folder: Any) -> None:
+def _detach(store: Store, name: str, folder: Path) -> None:
     argv = [a for a in sys.argv[1:] if a != "--detach"]
-    log_path = folder / "mirror.log"
-    with open(log_path, "ab") as log:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "kmigrate", *argv],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        code = child.poll()
-        if code is not None:
-            run = get_run(store, name)
-            reason = run.reason if run and run.pid == child.pid and run.reason else None
-            raise MirrorError(
-                f"the mirror of link '{name}' exited with code {code}: "
-                f"{reason or 'see ' + str(log_path)}"
-            )
-        run = get_run(store, name)
-        if run is not None and run.pid == child.pid and run.state.value == "running":
-            render.out.print(f"link {name}: mirror running as process {child.pid}; log {log_path}")
-            return
-        time.sleep(0.3)
-    raise MirrorError(f"the mirror of link '{name}' did not start within 180s; see {log_path}")
+    pid = spawn_mirror(store, name, argv, folder)
+    render.out.print(f"link {name}: mirror running as process {pid}; log {folder / 'mirror.log'}")
 
 
 @group.command("status")

@@ -63,7 +63,7 @@ def command(
     if as_json:
         render.print_json(report_json(report))
     else:
-        _show(report)
+        show_report(report)
         if html_path is not None:
             render.progress(f"HTML report: {html_path}")
     if not report.ok:
@@ -109,7 +109,7 @@ def _run(
         )
 
 
-def _show(report: VerifyReport) -> None:
+def show_report(report: VerifyReport) -> None:
     rows = []
     for p in report.partitions:
         rows.append(

@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from kmigrate.config import Settings
+from kmigrate.config import Settings, is_secret_key
 from kmigrate.errors import StoreError
 from kmigrate.store.schema import metadata
 
@@ -49,7 +49,7 @@ def open_store(url: str, base_dir: Path | None = None) -> Store:
         parsed = make_url(url)
     except ArgumentError:
         raise StoreError("store.url is not a valid database URL") from None
-    where = parsed.render_as_string(hide_password=True)
+    where = _safe_where(parsed)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = Path(parsed.database)
         if not path.is_absolute() and base_dir is not None:
@@ -83,6 +83,13 @@ def _sqlite_pragmas(dbapi_conn: object, _record: object) -> None:
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _safe_where(url: URL) -> str:
+    """The URL without any password: the user part's, and query values such as
+    ``?password=`` or ``sslpassword=`` that drivers also accept."""
+    hidden = {k: "***" if is_secret_key(k) else v for k, v in url.query.items()}
+    return url.set(query=hidden).render_as_string(hide_password=True)
 
 
 def _first_line(exc: BaseException) -> str:

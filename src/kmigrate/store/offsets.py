@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Connection, Table, and_, select
 from kmigrate.mirror.model import Gap, PartitionState
 from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap, coalesce
 from kmigrate.store.database import Store, now_ms
-from kmigrate.store.schema import gaps, map_partitions, offset_runs
+from kmigrate.store.schema import gaps, group_positions, link_topics, map_partitions, offset_runs
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,16 @@ def gaps_of(store: Store, link: str) -> list[Gap]:
             select(gaps).where(gaps.c.link == link).order_by(gaps.c.topic, gaps.c.partition)
         )
         return [Gap(r.topic, r.partition, r.source_start, r.source_end, r.reason) for r in rows]
+
+
+def forget_topic(store: Store, link: str, topic: str) -> None:
+    """Drop everything the link knows of ``topic`` (its map, gaps, group positions and
+    its place in the link): the next mirror of it starts from scratch."""
+    with store.transaction() as conn:
+        for table in (offset_runs, map_partitions, gaps, group_positions):
+            conn.execute(table.delete().where((table.c.link == link) & (table.c.topic == topic)))
+        conn.execute(
+            link_topics.delete().where(
+                (link_topics.c.link == link) & (link_topics.c.topic == topic)
+            )
+        )

@@ -110,3 +110,54 @@ group_positions = Table(
     Column("target_offset", BigInteger),
     Column("committed_ms", BigInteger),
 )
+
+# A guided migration: the reviewed plan (as YAML) and its switch order.
+migrations = Table(
+    "migrations",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("source", String(200), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("plan_yaml", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+)
+
+# Per topic and per group: the step reached, and the step under way (None when idle).
+# A `pending` step left behind by a killed command is what the next command resumes.
+migration_items = Table(
+    "migration_items",
+    metadata,
+    Column("migration", String(100), primary_key=True),
+    Column("kind", String(10), primary_key=True),  # topic | group
+    Column("name", String(255), primary_key=True),
+    Column("state", String(20), nullable=False),
+    Column("pending", String(20)),
+    Column("pending_since_ms", BigInteger),
+    Column("updated_ms", BigInteger, nullable=False),
+)
+
+# The audit log: every step, who ran it, and how it ended.
+migration_events = Table(
+    "migration_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("migration", String(100), nullable=False),
+    Column("at_ms", BigInteger, nullable=False),
+    Column("actor", String(255), nullable=False),
+    Column("action", String(40), nullable=False),
+    Column("subjects", Text, nullable=False),
+    Column("outcome", String(20), nullable=False),  # started | done | refused | failed
+    Column("detail", Text),
+    Index("ix_migration_events", "migration", "at_ms"),
+)
+
+# At most one command acts on a migration at a time.
+migration_locks = Table(
+    "migration_locks",
+    metadata,
+    Column("migration", String(100), primary_key=True),
+    Column("pid", Integer, nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("command", String(40), nullable=False),
+    Column("acquired_ms", BigInteger, nullable=False),
+)

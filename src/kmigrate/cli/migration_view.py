@@ -1,0 +1,117 @@
+"""How a migration looks on screen and in JSON: `migrate status`, `history`, the demo."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kmigrate.migration.model import Event
+from kmigrate.migration.observe import Snapshot
+from kmigrate.migration.status import next_steps
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _eta(seconds: float | None) -> str:
+    return "" if seconds is None else f"~{seconds:,.0f}s"
+
+
+def status_view(snap: Snapshot) -> RenderableType:
+    m = snap.migration
+    mirror = snap.mirror
+    state = mirror.state if mirror else "never-started"
+    head = Text.assemble(
+        (f"migration {m.name}", "bold"),
+        f": {m.plan.source} -> {m.plan.target}, {m.plan.switch_order.value}, mirror {state}",
+        f" ({mirror.reason})" if mirror and mirror.reason else "",
+    )
+    topics = Table(header_style="bold", title_justify="left")
+    for column in ("topic", "state", "partitions", "lag", "records/s", "to in-sync"):
+        topics.add_column(column)
+    for t in snap.topics:
+        topics.add_row(
+            t.name,
+            t.phase.value + (f" ({t.pending}: interrupted?)" if t.pending else ""),
+            str(t.partitions),
+            _n(t.lag),
+            f"{t.records_per_s:,.0f}",
+            _eta(t.to_in_sync_s),
+        )
+    parts: list[RenderableType] = [head, topics]
+    if snap.groups:
+        groups = Table(header_style="bold")
+        for column in ("group", "state", "members src/tgt", "lag on source", "committed on target"):
+            groups.add_column(column)
+        for g in snap.groups:
+            groups.add_row(
+                g.name,
+                g.phase.value + (f" ({g.pending}: interrupted?)" if g.pending else ""),
+                f"{g.source.members}/{g.target.members}",
+                f"{g.source_lag:,}",
+                f"{sum(g.target.committed.values()):,}" if g.target.committed else "-",
+            )
+        parts.append(groups)
+    parts.append(Text("next: ", style="bold"))
+    parts.extend(Text(f"  {s}") for s in next_steps(snap))
+    return Group(*parts)
+
+
+def status_json(snap: Snapshot) -> dict[str, Any]:
+    m = snap.migration
+    mirror = snap.mirror
+    return {
+        "migration": m.name,
+        "source": m.plan.source,
+        "target": m.plan.target,
+        "switch_order": m.plan.switch_order.value,
+        "mirror": {
+            "state": mirror.state if mirror else "never-started",
+            "reason": mirror.reason if mirror else None,
+            "pid": mirror.run.pid if mirror and mirror.run else None,
+        },
+        "topics": [
+            {
+                "topic": t.name,
+                "state": t.phase.value,
+                "pending": t.pending,
+                "partitions": t.partitions,
+                "lag": t.lag,
+                "records_per_s": t.records_per_s,
+                "to_in_sync_s": t.to_in_sync_s,
+            }
+            for t in snap.topics
+        ],
+        "groups": [
+            {
+                "group": g.name,
+                "state": g.phase.value,
+                "pending": g.pending,
+                "topics": list(g.topics),
+                "members": {"source": g.source.members, "target": g.target.members},
+                "source_lag": g.source_lag,
+                "target_committed": {f"{t}[{p}]": o for (t, p), o in g.target.committed.items()},
+            }
+            for g in snap.groups
+        ],
+        "next": next_steps(snap),
+    }
+
+
+def history_rows(events: list[Event]) -> list[tuple[str, ...]]:
+    return [
+        (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.at_ms / 1000)),
+            e.actor,
+            e.action,
+            ", ".join(e.subjects),
+            e.outcome,
+            e.detail or "",
+        )
+        for e in events
+    ]

@@ -1,0 +1,124 @@
+"""`kmigrate plan new | check`: write the migration plan, and check it against both clusters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.errors import ConflictError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration.check import CheckReport, check_plan
+from kmigrate.migration.model import SwitchOrder
+from kmigrate.migration.plan import load_plan
+from kmigrate.migration.planner import new_plan
+from kmigrate.store import store_for
+
+
+@click.group("plan")
+def group() -> None:
+    """Write a migration plan to review, and check it before anything runs."""
+
+
+@group.command("new")
+@click.option("--source", required=True, metavar="CLUSTER", help="Cluster to move from.")
+@click.option("--target", required=True, metavar="CLUSTER", help="Cluster to move to.")
+@click.option("--topics", required=True, metavar="REGEX", help="Topics (whole-name regex).")
+@click.option("--groups", metavar="REGEX", help="Consumer groups to move (whole-name regex).")
+@click.option(
+    "--order",
+    type=click.Choice([o.value for o in SwitchOrder]),
+    default=SwitchOrder.CONSUMERS_FIRST.value,
+    show_default=True,
+    help="Which side switches to the target first.",
+)
+@click.option("--name", metavar="NAME", help="Migration (and link) name; default SOURCE-to-TARGET.")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@pass_app
+def new(
+    app: AppContext,
+    source: str,
+    target: str,
+    topics: str,
+    groups: str | None,
+    order: str,
+    name: str | None,
+    output: Path,
+    force: bool,
+) -> None:
+    """Write an editable plan: topics with partitions and configs, groups with members and
+    lag now, the switch order, and the ACLs to copy."""
+    app.cluster(target)
+    if output.exists() and not force:
+        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    with ClusterAdmin(app.cluster(source)) as admin:
+        plan = new_plan(
+            admin, target=target, topics=topics, groups=groups, order=SwitchOrder(order), name=name
+        )
+    output.write_text(plan.to_yaml(str(output)))
+    render.out.print(
+        f"wrote {output}: {len(plan.topics)} topic(s), {len(plan.groups)} group(s), "
+        f"{len(plan.acls)} ACL(s) to copy; review it, then: kmigrate plan check {output}",
+        soft_wrap=True,
+    )
+
+
+@group.command("check")
+@click.argument("plan_file", type=click.Path(path_type=Path))
+@click.option(
+    "--sample",
+    type=click.FloatRange(0.5),
+    default=3.0,
+    show_default=True,
+    help="Seconds to sample the producers' rate on the source.",
+)
+@click.option("--mirror-rate", type=click.FloatRange(1), help="Records/s the mirror copies.")
+@json_option
+@pass_app
+def check(
+    app: AppContext, plan_file: Path, sample: float, mirror_rate: float | None, as_json: bool
+) -> None:
+    """List every problem the plan would hit, before anything runs (exit 5 if any)."""
+    plan = load_plan(plan_file)
+    store = store_for(app.settings)
+    with (
+        ClusterAdmin(app.cluster(plan.source)) as s,
+        ClusterAdmin(app.cluster(plan.target)) as t,
+    ):
+        report = check_plan(plan, store, s, t, sample_s=sample, mirror_rate=mirror_rate)
+    if as_json:
+        render.print_json(render.to_jsonable(report) | {"ok": report.ok})
+    else:
+        show_check(report)
+    if not report.ok:
+        raise ConflictError(f"{plan_file}: {len(report.problems)} problem(s); fix them first")
+
+
+def show_check(report: CheckReport) -> None:
+    render.table(
+        None,
+        ("topic", "records to copy", "producers now", "source retention left"),
+        [
+            (
+                e.topic,
+                f"{e.backlog:,}",
+                f"{e.incoming_per_s:,.0f}/s",
+                "no limit" if e.retention_left_s is None else f"{e.retention_left_s:,.0f}s",
+            )
+            for e in report.estimates
+        ],
+    )
+    catch_up = "never" if report.catch_up_s is None else f"~{report.catch_up_s:,.0f}s"
+    render.out.print(
+        f"mirror rate {report.mirror_rate:,.0f} records/s ({report.rate_source}); "
+        f"catch-up {catch_up}"
+    )
+    for problem in report.problems:
+        render.out.print(f"[red]problem[/red] {problem}", soft_wrap=True)
+    if report.ok:
+        render.out.print("[green]no problems[/green]")

@@ -1,0 +1,1 @@
+"""`kmigrate demo`: a whole migration on two local clusters while traffic flows."""

@@ -1,0 +1,154 @@
+"""The migration plan: the YAML document an operator reviews and edits before anything runs.
+
+`plan new` writes it from what both clusters hold now; `plan check` and `migrate start`
+read it back. Validation errors name the field, never its value.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kmigrate.errors import ConfigError
+from kmigrate.migration.model import SwitchOrder
+from kmigrate.mirror.model import check_link_name
+from kmigrate.models import AclEntry
+
+HEADER = """\
+# kmigrate migration plan. Review and edit it (drop topics or groups, change the switch
+# order or the in-sync threshold), then:  kmigrate plan check {path}
+#                                          kmigrate migrate start {path}
+# members and lag are what the clusters showed when the plan was written.
+"""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlannedTopic(_Strict):
+    name: str
+    partitions: int = Field(gt=0)
+    configs: dict[str, str] = Field(default_factory=dict)
+
+
+class PlannedGroup(_Strict):
+    name: str
+    topics: list[str]
+    members: int = 0
+    lag: int = 0
+
+
+class PlannedAcl(_Strict):
+    resource_type: str
+    resource_name: str
+    pattern_type: str
+    principal: str
+    host: str = "*"
+    operation: str
+    permission: str
+
+    def entry(self) -> AclEntry:
+        return AclEntry(**self.model_dump())
+
+
+class SkippedAcl(PlannedAcl):
+    reason: str
+
+
+class Plan(_Strict):
+    name: str
+    source: str
+    target: str
+    switch_order: SwitchOrder = SwitchOrder.CONSUMERS_FIRST
+    # A topic is IN_SYNC while the mirror is at most this many records behind the source.
+    in_sync_lag: int = Field(default=1000, ge=0)
+    # promote waits until the source end offsets stood still this long (producers stopped).
+    quiet_period_s: float = Field(default=10.0, ge=0)
+    topics: list[PlannedTopic]
+    groups: list[PlannedGroup] = Field(default_factory=list)
+    acls: list[PlannedAcl] = Field(default_factory=list)
+    acls_not_copied: list[SkippedAcl] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_link_name(value)
+
+    def topic_names(self) -> list[str]:
+        return [t.name for t in self.topics]
+
+    def groups_of(self, topic: str) -> list[str]:
+        return [g.name for g in self.groups if topic in g.topics]
+
+    def group(self, name: str) -> PlannedGroup | None:
+        return next((g for g in self.groups if g.name == name), None)
+
+    def topics_regex(self, names: list[str]) -> str:
+        """The link's whole-name regex for exactly ``names`` (matches nothing when empty)."""
+        if not names:
+            return "(?!)"
+        return "|".join(re.escape(n) for n in sorted(names))
+
+    def to_yaml(self, path: str = "plan.yaml") -> str:
+        body = self.model_dump(mode="json")
+        return HEADER.format(path=path) + yaml.safe_dump(body, sort_keys=False, width=100)
+
+
+def parse_plan(text: str, where: str) -> Plan:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{where}: bad YAML{at}; fix the plan file") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a plan is a mapping with name, source, target and topics")
+    try:
+        plan = Plan.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {_describe(exc)}") from None
+    _check_consistent(plan, where)
+    return plan
+
+
+def load_plan(path: Path) -> Plan:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read plan {path}: {exc.strerror}") from None
+    return parse_plan(text, str(path))
+
+
+def _check_consistent(plan: Plan, where: str) -> None:
+    names = plan.topic_names()
+    if not names:
+        raise ConfigError(f"{where}: the plan has no topics")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"{where}: topic {dupes[0]} is listed twice")
+    for g in plan.groups:
+        stray = [t for t in g.topics if t not in names]
+        if stray:
+            raise ConfigError(
+                f"{where}: group {g.name} reads {stray[0]}, which is not among the plan's "
+                "topics; add the topic or drop the group"
+            )
+    if plan.source == plan.target:
+        raise ConfigError(f"{where}: source and target are the same cluster")
+
+
+def _describe(exc: ValidationError) -> str:
+    errors = exc.errors(include_input=False, include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc}: {first['msg'].lower()}{more}"
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    return plan.model_dump(mode="json")

@@ -1,0 +1,110 @@
+"""`migrate promote TOPIC...`: stop mirroring topics and make the target copies writable.
+
+Guards: the topic reached its promote point for the switch order (consumers moved,
+or in sync for producers first); no producer wrote to the source topic for the
+plan's quiet period (its end offsets stood still); the mirror then copies the last
+records (lag 0) and drops the topic. Producers may switch to the target afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kmigrate.errors import NotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration.mirroring import stop_if_idle
+from kmigrate.migration.model import TopicPhase, promotable
+from kmigrate.migration.observe import observe
+from kmigrate.migration.session import Migration, Report, Step
+from kmigrate.mirror.control import promote as promote_link
+from kmigrate.mirror.model import TopicState
+from kmigrate.store.links import link_topics_of
+from kmigrate.store.migrations import set_state
+
+PROMOTE_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class PromoteResult:
+    topics: list[str]
+    quiet_s: float  # how long the source stood still before promote
+    seconds: float  # from the command's start to the topics being writable
+
+
+def promote_topics(
+    m: Migration,
+    topics: list[str],
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+    report: Report,
+    *,
+    quiet_period_s: float | None = None,
+    timeout_s: float = PROMOTE_TIMEOUT_S,
+) -> PromoteResult:
+    began = time.monotonic()
+    step = Step(m, "promote", "topic", topics, report)
+    snap = observe(m, source, target)
+    linked = {t.topic: t.state for t in link_topics_of(m.store, m.name)}
+    todo = []
+    for name in topics:
+        if name not in m.plan.topic_names():
+            step.refuse(f"topic {name} is not in migration '{m.name}'", NotFoundError)
+        view = snap.topic(name)
+        if view.phase is TopicPhase.PROMOTED and view.pending is None:
+            continue
+        if name in step.resuming and linked.get(name) is TopicState.PROMOTED:
+            todo.append(name)
+            continue
+        has_groups = bool(m.plan.groups_of(name))
+        if not promotable(view.phase, m.plan.switch_order, has_groups):
+            step.refuse(_not_yet(m, name, view.phase, has_groups))
+        todo.append(name)
+    quiet = m.plan.quiet_period_s if quiet_period_s is None else quiet_period_s
+    waiting = [t for t in todo if linked.get(t) is not TopicState.PROMOTED]
+    if waiting:
+        _guard_quiet(step, source, m, waiting, quiet)
+    if todo:
+        with step.acting():
+            if waiting:
+                promote_link(
+                    m.store, m.settings, m.name, m.plan.topics_regex(waiting), timeout_s, report
+                )
+            for name in todo:
+                set_state(m.store, m.name, "topic", name, TopicPhase.PROMOTED.value)
+            stop_if_idle(m, report)
+    return PromoteResult(todo, quiet, time.monotonic() - began)
+
+
+def _not_yet(m: Migration, name: str, phase: TopicPhase, has_groups: bool) -> str:
+    if phase is TopicPhase.PLANNED:
+        return f"topic {name} is not mirrored yet; run `kmigrate migrate start` first"
+    if phase in (TopicPhase.DONE, TopicPhase.CONSUMERS_MOVED):
+        return f"topic {name} is {phase.value}: already promoted"
+    unmoved = [g for g in m.plan.groups_of(name) if m.groups()[g].state != "MOVED"]
+    if has_groups and unmoved and phase is TopicPhase.IN_SYNC:
+        return (
+            f"topic {name} is still read on the source by group(s) {', '.join(unmoved)}; "
+            f"move them first (consumers first): kmigrate migrate consumers {' '.join(unmoved)}"
+        )
+    return f"topic {name} is {phase.value}, not in sync yet; promote needs it in sync"
+
+
+def _guard_quiet(
+    step: Step, source: ClusterAdmin, m: Migration, topics: list[str], quiet_s: float
+) -> None:
+    """Refuse while producers still write: the source end offsets must stand still."""
+    sizes = {t.name: t.partitions for t in m.plan.topics}
+    pairs = [(t, p) for t in topics for p in range(sizes[t])]
+    before = source.partition_offsets(pairs, "latest")
+    if quiet_s > 0:
+        step.report(f"checking that no producer writes to {', '.join(topics)} for {quiet_s:g}s")
+        time.sleep(quiet_s)  # the quiet period itself is what this guard measures
+    after = source.partition_offsets(pairs, "latest")
+    moved = {tp: after[tp] - before[tp] for tp in pairs if after[tp] != before[tp]}
+    if moved:
+        busy = sorted({t for t, _ in moved})
+        step.refuse(
+            f"producers still write to {', '.join(busy)} on source '{m.plan.source}' "
+            f"({sum(moved.values()):,} record(s) in the last {quiet_s:g}s); stop them, then promote"
+        )

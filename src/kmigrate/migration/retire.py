@@ -1,0 +1,128 @@
+"""`migrate retire TOPIC...`: prove the copy, then retire the source topic (DONE).
+
+Guards: the last switch happened (promote, or the consumers' move for producers
+first); nothing was written to the source topic after promote; no planned group
+still consumes it on the source; and verify passes record by record. Without
+`apply` it stops there and says what it would delete.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kmigrate.errors import NotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration.mirroring import stop_if_idle
+from kmigrate.migration.model import TopicPhase, retirable
+from kmigrate.migration.observe import observe
+from kmigrate.migration.session import Migration, Report, Step
+from kmigrate.mirror.model import TopicState
+from kmigrate.spark.session import build_session
+from kmigrate.store.links import require_link, set_topic_state
+from kmigrate.store.migrations import set_state
+from kmigrate.store.offsets import load_partitions
+from kmigrate.verify.job import Sides, plan_link, verify
+from kmigrate.verify.report import CHANGED_DURING_CHECK, MISMATCH, VerifyReport
+
+
+@dataclass(frozen=True)
+class RetireResult:
+    topics: list[str]
+    verify: VerifyReport | None  # None when resuming past a verify that passed
+    applied: bool
+    deleted: list[str]
+
+
+def retire_topics(
+    m: Migration,
+    topics: list[str],
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+    report: Report,
+    *,
+    apply: bool,
+    keep_source: bool,
+    on_verify: Callable[[VerifyReport], None] = lambda _r: None,
+) -> RetireResult:
+    step = Step(m, "retire", "topic", topics, report)
+    snap = observe(m, source, target)
+    todo = []
+    for name in topics:
+        if name not in m.plan.topic_names():
+            step.refuse(f"topic {name} is not in migration '{m.name}'", NotFoundError)
+        view = snap.topic(name)
+        if view.phase is TopicPhase.DONE and view.pending is None:
+            continue
+        todo.append(name)
+        if name in step.resuming:
+            continue
+        if not retirable(view.phase, m.plan.switch_order, bool(m.plan.groups_of(name))):
+            step.refuse(
+                f"topic {name} is {view.phase.value}; retire comes after "
+                + ("the consumers' move" if view.phase is TopicPhase.PROMOTED else "promote")
+            )
+        _guard_unwritten(step, source, m, name)
+        busy = [g.name for g in snap.groups if name in g.topics and g.source.members]
+        if busy:
+            step.refuse(
+                f"group(s) {', '.join(busy)} still consume {name} on source '{m.plan.source}'; "
+                "stop them first"
+            )
+    fresh = [t for t in todo if t not in step.resuming]
+    proof = _verify(m, source, target, fresh, report) if fresh else None
+    if proof is not None:
+        on_verify(proof)
+        if not proof.ok:
+            bad = next(p for p in proof.partitions if p.status in (MISMATCH, CHANGED_DURING_CHECK))
+            step.refuse(
+                f"verify found {bad.topic}[{bad.partition}] {bad.status}: {bad.message}; "
+                "the source topic stays"
+            )
+    if not apply or not todo:
+        return RetireResult(todo, proof, False, [])
+    deleted: list[str] = []
+    with step.acting():
+        if not keep_source:
+            present = {t.name for t in source.describe_topics_if_present(todo)}
+            if present:
+                source.delete_topics(sorted(present))
+                deleted = sorted(present)
+        for name in todo:
+            set_topic_state(m.store, m.name, name, TopicState.SOURCE_DELETED)
+            set_state(m.store, m.name, "topic", name, TopicPhase.DONE.value)
+        stop_if_idle(m, report)
+    return RetireResult(todo, proof, True, deleted)
+
+
+def _guard_unwritten(step: Step, source: ClusterAdmin, m: Migration, topic: str) -> None:
+    """Refuse when the source topic holds records the mirror never copied (written after
+    promote): retiring it would lose them."""
+    states = {s.partition: s for s in load_partitions(m.store, m.name, topic)}
+    ends = source.partition_offsets([(topic, p) for p in states], "latest", committed_only=True)
+    behind = {p: ends[(topic, p)] - s.map.source_next for p, s in states.items()}
+    late = {p: n for p, n in behind.items() if n > 0}
+    if late:
+        step.refuse(
+            f"{sum(late.values()):,} record(s) were written to {topic} on source "
+            f"'{m.plan.source}' after promote and are not on the target; move them, then retire"
+        )
+
+
+def _verify(
+    m: Migration, source: ClusterAdmin, target: ClusterAdmin, topics: list[str], report: Report
+) -> VerifyReport:
+    link = require_link(m.store, m.name)
+    settings = m.settings
+    sides = Sides(settings.cluster(link.source), settings.cluster(link.target), source, target)
+    pattern = re.compile(m.plan.topics_regex(topics))
+    report(f"verifying {', '.join(topics)} record by record (Spark)")
+    return verify(
+        lambda: build_session(settings.spark, "kmigrate-verify"),
+        sides,
+        lambda: plan_link(m.store, link, pattern, sides),
+        mode="link",
+        link=link.name,
+        progress=report,
+    )

@@ -1,0 +1,139 @@
+"""The frame every migration command runs in: the lock, the audit log, interrupted steps.
+
+A command takes the migration's lock (a second command refuses; a lock left by a
+killed process is taken over and logged), checks its guards (a refusal is logged and
+changes nothing), marks its items as `pending` while it acts and clears them when
+done. A command killed mid-step leaves `pending` behind: the same command resumes it,
+any other refuses and says which command finishes it.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import NoReturn
+
+from kmigrate.config import Settings
+from kmigrate.errors import ConflictError, KMigrateError
+from kmigrate.migration.model import Item
+from kmigrate.migration.plan import Plan, parse_plan
+from kmigrate.mirror.status import pid_alive
+from kmigrate.store import Store
+from kmigrate.store.migrations import (
+    items_of,
+    lock_holder,
+    migration_plan_yaml,
+    record_event,
+    release_lock,
+    require_migration,
+    set_pending,
+    take_lock,
+)
+
+Report = Callable[[str], None]
+
+
+@dataclass
+class Migration:
+    """A started migration: its stored plan and where it lives."""
+
+    name: str
+    plan: Plan
+    store: Store
+    settings: Settings
+
+    def topics(self) -> dict[str, Item]:
+        return {i.name: i for i in items_of(self.store, self.name, "topic")}
+
+    def groups(self) -> dict[str, Item]:
+        return {i.name: i for i in items_of(self.store, self.name, "group")}
+
+
+def load_migration(store: Store, settings: Settings, name: str | None) -> Migration:
+    name = require_migration(store, name)
+    text = migration_plan_yaml(store, name)
+    assert text is not None
+    return Migration(
+        name, parse_plan(text, f"the stored plan of migration '{name}'"), store, settings
+    )
+
+
+@contextmanager
+def locked(store: Store, migration: str, command: str, report: Report) -> Iterator[None]:
+    """Hold the migration's lock for one command."""
+    holder = lock_holder(store, migration)
+    replace = None
+    if holder is not None and holder.host == socket.gethostname() and not pid_alive(holder.pid):
+        replace = holder.pid
+        report(f"taking over the lock of `migrate {holder.command}` (pid {holder.pid}, gone)")
+        record_event(
+            store, migration, "lock", [], "recovered", f"pid {holder.pid} ({holder.command}) died"
+        )
+    take_lock(store, migration, command, replace_pid=replace)
+    try:
+        yield
+    finally:
+        release_lock(store, migration)
+
+
+class Step:
+    """One guarded step on some topics or groups of a migration."""
+
+    def __init__(
+        self, m: Migration, action: str, kind: str, names: list[str], report: Report
+    ) -> None:
+        self.m = m
+        self.action = action
+        self.kind = kind
+        self.names = names
+        self.report = report
+        self.resuming = self._interrupted()
+
+    def _interrupted(self) -> list[str]:
+        items = self.m.topics() if self.kind == "topic" else self.m.groups()
+        resuming = []
+        for name in self.names:
+            item = items.get(name)
+            if item is None or item.pending is None:
+                continue
+            if item.pending != self.action:
+                self.refuse(
+                    f"{self.kind} {name} has an interrupted `{item.pending}` "
+                    f"(begun {_ago(item.pending_since_ms)}); finish it first: "
+                    f"kmigrate migrate {item.pending} {name}"
+                )
+            resuming.append(name)
+        if resuming:
+            self.report(f"resuming the interrupted {self.action} of {', '.join(resuming)}")
+        return resuming
+
+    def refuse(self, message: str, error: type[KMigrateError] = ConflictError) -> NoReturn:
+        """Log the refusal and raise it; nothing has changed."""
+        record_event(self.m.store, self.m.name, self.action, self.names, "refused", message)
+        raise error(message)
+
+    @contextmanager
+    def acting(self) -> Iterator[None]:
+        """Around the part that changes things: pending while it runs, logged either way."""
+        store, name = self.m.store, self.m.name
+        set_pending(store, name, self.kind, self.names, self.action)
+        record_event(store, name, self.action, self.names, "started")
+        try:
+            yield
+        except BaseException as exc:
+            text = exc.message if isinstance(exc, KMigrateError) else type(exc).__name__
+            record_event(store, name, self.action, self.names, "failed", text)
+            raise
+        set_pending(store, name, self.kind, self.names, None)
+        record_event(store, name, self.action, self.names, "done")
+
+
+def _ago(ms: int | None) -> str:
+    if ms is None:
+        return "earlier"
+    seconds = max(time.time() - ms / 1000, 0)
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+    return f"{when}, {seconds:,.0f}s ago"

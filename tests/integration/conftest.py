@@ -18,6 +18,7 @@ import pytest
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, Settings, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox import manager
+from kmigrate.sandbox.state import SandboxState, load_state
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,14 @@ def source_admin(clusters: Clusters) -> Iterator[ClusterAdmin]:
 def target_admin(clusters: Clusters) -> Iterator[ClusterAdmin]:
     with ClusterAdmin(clusters.target) as admin:
         yield admin
+
+
+@pytest.fixture(scope="session")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
+    """Two SASL/SCRAM clusters with the standard authorizer: `locked` and `vault`."""
+    directory = tmp_path_factory.mktemp("secure")
+    manager.up(directory, manager.UpRequest(clusters=["locked", "vault"], secure=True))
+    try:
+        yield load_state(directory.resolve())
+    finally:
+        manager.down(directory, purge=True, grace=10)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,9 @@ from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.models import AclEntry, Record
-from kmigrate.sandbox import manager
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
-from kmigrate.sandbox.state import CLIENT_USER, SandboxState, load_state
+from kmigrate.sandbox.state import CLIENT_USER, SandboxState
 from tests.helpers import run_cli, unique, wait_for
-
-
-@pytest.fixture(scope="module")
-def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
-    directory = tmp_path_factory.mktemp("secure")
-    manager.up(directory, manager.UpRequest(clusters=["locked"], secure=True))
-    try:
-        yield load_state(directory.resolve())
-    finally:
-        manager.down(directory, purge=True, grace=10)
 
 
 def _config(state: SandboxState) -> str:

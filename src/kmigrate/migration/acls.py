@@ -27,6 +27,10 @@ class AclSupport:
 def acl_support(admin: ClusterAdmin) -> AclSupport:
     """The cluster's ACLs, or why it has none to offer (no authorizer, not allowed)."""
     try:
+        # Without an authorizer some brokers answer DescribeAcls with an empty list
+        # rather than SECURITY_DISABLED; the broker's own setting is the sure sign.
+        if not admin.broker_config().get("authorizer.class.name"):
+            return AclSupport(None, NO_AUTHORIZER)
         return AclSupport(admin.list_acls(), None)
     except KMigrateError as exc:
         text = exc.message

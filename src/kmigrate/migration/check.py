@@ -77,7 +77,8 @@ def _check_topics(
     target: ClusterAdmin,
     report: CheckReport,
     skip: set[str],
-) -> list[str]:
+) -> dict[str, int]:
+    """Check the topics; returns the partition count of each one the source has."""
     names = [n for n in plan.topic_names() if n not in skip]
     on_source = {t.name: t for t in source.describe_topics_if_present(names)}
     on_target = {t.name: t for t in target.describe_topics_if_present(names)}
@@ -113,7 +114,7 @@ def _check_topics(
                 f"topic {name} exists on target '{plan.target}' with records no link wrote; "
                 "delete it (or its records) or drop the topic from the plan"
             )
-    return [n for n in names if n in on_source]
+    return {n: on_source[n].partition_count for n in names if n in on_source}
 
 
 def _check_groups(
@@ -160,9 +161,9 @@ def _rate(plan: Plan, store: Store, given: float | None, report: CheckReport) ->
 
 
 def _check_catch_up(
-    plan: Plan, source: ClusterAdmin, topics: list[str], sample_s: float, report: CheckReport
+    plan: Plan, source: ClusterAdmin, topics: dict[str, int], sample_s: float, report: CheckReport
 ) -> None:
-    pairs = [(t.name, p) for t in plan.topics if t.name in topics for p in range(t.partitions)]
+    pairs = [(t, p) for t, count in topics.items() for p in range(count)]
     starts = source.partition_offsets(pairs, "earliest")
     first = source.partition_offsets(pairs, "latest")
     began = time.monotonic()

@@ -53,7 +53,7 @@ class PlannedAcl(_Strict):
     permission: str
 
     def entry(self) -> AclEntry:
-        return AclEntry(**self.model_dump())
+        return AclEntry(**self.model_dump(exclude={"reason"}))
 
 
 class SkippedAcl(PlannedAcl):

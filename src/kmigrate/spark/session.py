@@ -11,7 +11,8 @@ import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -52,10 +53,38 @@ def build_session(
     builder = SparkSession.builder.appName(app_name).master(spark.master)
     for key, value in {**session_conf(spark), **(extra or {})}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _jvm_output_to(jvm_log_path()):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     session.sparkContext.addPyFile(str(package_zip()))
     return session
+
+
+def jvm_log_path() -> Path:
+    """Where the Spark JVM's own output goes ($KMIGRATE_SPARK_LOG, else a file per process)."""
+    given = os.environ.get("KMIGRATE_SPARK_LOG")
+    return (
+        Path(given) if given else Path(tempfile.gettempdir()) / f"kmigrate-spark-{os.getpid()}.log"
+    )
+
+
+@contextmanager
+def _jvm_output_to(path: Path) -> Iterator[None]:
+    """Start the JVM with its stdout and stderr in ``path``: Spark's start-up warnings
+    would bury kmigrate's own one-line messages. Python's streams are restored after."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
 
 
 def package_zip() -> Path:

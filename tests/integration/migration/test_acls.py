@@ -1,0 +1,65 @@
+"""The ACLs of a plan's topics and groups travel to the target; the rest is listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration.acls import copy_acls
+from kmigrate.migration.check import check_plan
+from kmigrate.migration.model import SwitchOrder
+from kmigrate.migration.planner import new_plan
+from kmigrate.models import AclEntry, TopicPartitionOffset
+from kmigrate.sandbox.state import SandboxState
+from kmigrate.store import open_store
+from tests.helpers import unique
+from tests.integration.conftest import Clusters
+
+
+def test_plan_lists_the_acls_and_start_copies_them_once(
+    secure: SandboxState, clusters: Clusters, tmp_path: Path
+) -> None:
+    settings = load_settings(secure.directory / "clusters.yaml")
+    topic, group, app = unique("acl-t"), unique("acl-g"), f"User:{unique('app')}"
+    grants = [
+        AclEntry("TOPIC", topic, "LITERAL", app, "*", "READ", "ALLOW"),
+        AclEntry("TOPIC", topic[:6], "PREFIXED", app, "*", "WRITE", "ALLOW"),
+        AclEntry("GROUP", group, "LITERAL", app, "*", "READ", "ALLOW"),
+        AclEntry("TRANSACTIONAL_ID", "tx-1", "LITERAL", app, "*", "WRITE", "ALLOW"),
+        AclEntry("TOPIC", unique("other"), "LITERAL", app, "*", "READ", "ALLOW"),
+    ]
+    with ClusterAdmin(settings.cluster("locked")) as source:
+        source.create_topic(topic, 2)
+        source.create_acls(grants)
+        source.alter_group_offsets(group, [TopicPartitionOffset(topic, 0, 0)])
+        plan = new_plan(
+            source,
+            target="vault",
+            topics=topic,
+            groups=group,
+            order=SwitchOrder.CONSUMERS_FIRST,
+            name=unique("m"),
+        )
+    assert sorted(a.entry() for a in plan.acls) == sorted(grants[:3])
+    assert [a.entry() for a in plan.acls_not_copied] == [grants[3]]
+    assert "copies topic and group ACLs only" in plan.acls_not_copied[0].reason
+
+    with ClusterAdmin(settings.cluster("vault")) as target:
+        created, problem = copy_acls(target, [a.entry() for a in plan.acls])
+        assert (sorted(created), problem) == (sorted(grants[:3]), None)
+        assert set(grants[:3]) <= set(target.list_acls())
+        assert grants[3] not in target.list_acls()
+        assert copy_acls(target, [a.entry() for a in plan.acls]) == ([], None)
+
+    # A target without an authorizer cannot take them: plan check says so up front.
+    store = open_store(f"sqlite:///{tmp_path / 'k.db'}")
+    with (
+        ClusterAdmin(settings.cluster("locked")) as source,
+        ClusterAdmin(clusters.target) as plain,
+    ):
+        report = check_plan(plan, store, source, plain, sample_s=0.5)
+    assert any(
+        "cannot take the plan's 3 ACL(s) (no authorizer is configured)" in p
+        for p in report.problems
+    ), report.problems

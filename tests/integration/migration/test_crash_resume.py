@@ -1,0 +1,96 @@
+"""kill -9 a migration command at a random moment of its step: the next command sees what
+was left (refusing other steps while one is half done), the same command finishes it,
+and both clusters still match record by record."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror.model import TopicState
+from kmigrate.store import store_for
+from kmigrate.store.links import link_topics_of
+from kmigrate.store.offsets import load_partitions
+from tests.helpers import wait_for
+from tests.integration.conftest import Clusters
+from tests.integration.migration.harness import Migration, fill, new_migration, spawn_cli
+from tests.integration.mirror.harness import assert_exact_copy, caught_up
+
+
+def kill_at_random(m: Migration, rng: random.Random, span: tuple[float, float], *args: str) -> str:
+    """Run `kmigrate ARGS` and kill -9 it after a random delay; returns what it printed."""
+    proc = spawn_cli(m, *args)
+    delay = rng.uniform(*span)
+    try:
+        proc.wait(timeout=delay)  # the random kill moment (it may finish first)
+    except Exception:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    return f"killed after {delay:.1f}s (exit {proc.returncode}): {stderr[-500:]}"
+
+
+def pending(m: Migration) -> str | None:
+    return m.states().get(f"topic:{m.topic}", ("", None))[1]
+
+
+def copy_is_exact(m: Migration) -> int:
+    source = m.clusters.source
+    wait_for(
+        lambda: caught_up(m.config, m.name, source, [m.topic]),
+        timeout=180,
+        interval=0.5,
+        message="the mirror caught up with the source",
+    )
+    return assert_exact_copy(m.config, m.name, source, m.clusters.target, m.topic)
+
+
+def test_killed_start_rollback_and_promote_resume_exactly(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    m = new_migration(clusters, tmp_path, records=6_000, group=False)
+    try:
+        # start, killed somewhere between the plan check and the mirror's first batch.
+        note = kill_at_random(m, rng, (1.0, 14.0), "migrate", "start", str(m.plan))
+        m.ok("migrate", "start", str(m.plan))
+        assert m.topic_state() in ("MIRRORING", "IN_SYNC"), note
+        fill(clusters.source, m.topic, 2_000, first=6_000)  # traffic while mirroring
+        assert copy_is_exact(m) == 8_000, note
+
+        # rollback, killed mid-way: another step refuses until rollback is finished.
+        note = kill_at_random(m, rng, (0.5, 6.0), "migrate", "rollback", m.topic)
+        if pending(m) == "rollback":
+            other = m.cli("migrate", "promote", m.topic)
+            assert other.code == 5 and "interrupted `rollback`" in other.stderr, other.stderr
+        m.ok("migrate", "rollback", m.topic)
+        assert m.states()[f"topic:{m.topic}"] == ("PLANNED", None), note
+        store = store_for(load_settings(m.config))
+        assert load_partitions(store, m.name, m.topic) == []
+        with ClusterAdmin(clusters.target) as admin:
+            assert admin.describe_topics_if_present([m.topic]) == []
+
+        # Started again: copied from the beginning, exactly.
+        m.ok("migrate", "start", str(m.plan))
+        assert copy_is_exact(m) == 8_000
+        m.wait_topic("IN_SYNC")
+
+        # promote, killed mid-way (quiet period 1 s), then finished by a second promote.
+        note = kill_at_random(m, rng, (0.3, 5.0), "migrate", "promote", m.topic)
+        m.ok("migrate", "promote", m.topic)
+        assert m.states()[f"topic:{m.topic}"] == ("PROMOTED", None), note
+        (linked,) = link_topics_of(store, m.name)
+        assert linked.state is TopicState.PROMOTED
+        assert copy_is_exact(m) == 8_000
+        outcomes = m.outcomes()
+        assert outcomes.count(("promote", "done")) == 1
+        assert outcomes.count(("rollback", "done")) == 1
+    finally:
+        m.stop_mirror()

@@ -109,12 +109,12 @@ def promote(
     """Stop mirroring the matching topics once fully mirrored; they become writable."""
     link = require_link(store, name)
     pattern = compile_topics(topics)
-    chosen = [
-        t
-        for t in link_topics_of(store, name)
-        if pattern.fullmatch(t.topic) and t.state in (TopicState.MIRRORING, TopicState.PROMOTING)
-    ]
+    matching = [t for t in link_topics_of(store, name) if pattern.fullmatch(t.topic)]
+    chosen = [t for t in matching if t.state in (TopicState.MIRRORING, TopicState.PROMOTING)]
     if not chosen:
+        done = [t.topic for t in matching if t.state is TopicState.PROMOTED]
+        if done:  # promoted already (e.g. by a promote that was interrupted): nothing to do
+            return done
         raise NotFoundError(f"no mirrored topic of link '{name}' matches --topics '{topics}'")
     state, _ = run_state(get_run(store, name))
     if state not in ("starting", "running"):

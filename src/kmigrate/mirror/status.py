@@ -72,6 +72,13 @@ def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
 
 def pid_alive(pid: int) -> bool:
     try:
+        # Our own child (a mirror this process started) that exited stays a zombie,
+        # which signal 0 still reaches, until it is reaped: reap it here.
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child: ask the kernel below
+    try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False

@@ -87,7 +87,8 @@ def stop_if_running(m: Migration, report: Report) -> None:
 
 
 def stop_if_idle(m: Migration, report: Report) -> None:
-    """Stop the mirror once no topic of the migration needs it any more."""
+    """Ask the mirror to stop once no topic of the migration needs it any more; not
+    waited for (promote must not keep producers waiting on Spark's shutdown)."""
     if not needs_mirror(m) and mirror_running(m):
         report("every topic is promoted: stopping the mirror")
-        stop_mirror(m.store, m.name, STOP_TIMEOUT_S, report)
+        stop_mirror(m.store, m.name, STOP_TIMEOUT_S, report, wait=False)

@@ -74,8 +74,11 @@ def check_not_running(store: Store, name: str) -> None:
         )
 
 
-def stop_mirror(store: Store, name: str, timeout_s: float, report: Report) -> bool:
-    """Ask the link's mirror process to stop between two batches; False if none ran."""
+def stop_mirror(
+    store: Store, name: str, timeout_s: float, report: Report, *, wait: bool = True
+) -> bool:
+    """Ask the link's mirror process to stop between two batches (and, with ``wait``,
+    wait until it exited); False if none ran."""
     require_link(store, name)
     run = get_run(store, name)
     state, _ = run_state(run)
@@ -87,6 +90,8 @@ def stop_mirror(store: Store, name: str, timeout_s: float, report: Report) -> bo
         )
     os.kill(run.pid, signal.SIGTERM)
     report(f"asked process {run.pid} to stop after its current batch")
+    if not wait:
+        return True
     deadline = time.monotonic() + timeout_s
     while pid_alive(run.pid):
         if time.monotonic() > deadline:

@@ -59,6 +59,12 @@ def promote_topics(
         has_groups = bool(m.plan.groups_of(name))
         if not promotable(view.phase, m.plan.switch_order, has_groups):
             step.refuse(_not_yet(m, name, view.phase, has_groups))
+        mirror = snap.mirror.state if snap.mirror else "never-started"
+        if view.lag != 0 and mirror not in ("running", "starting"):
+            step.refuse(
+                f"topic {name} is {_lag(view.lag)} behind the source and the mirror is "
+                f"{mirror}; resume it (kmigrate migrate start PLAN), then promote"
+            )
         todo.append(name)
     quiet = m.plan.quiet_period_s if quiet_period_s is None else quiet_period_s
     waiting = [t for t in todo if linked.get(t) is not TopicState.PROMOTED]
@@ -108,3 +114,7 @@ def _guard_quiet(
             f"producers still write to {', '.join(busy)} on source '{m.plan.source}' "
             f"({sum(moved.values()):,} record(s) in the last {quiet_s:g}s); stop them, then promote"
         )
+
+
+def _lag(lag: int | None) -> str:
+    return "an unknown number of records" if lag is None else f"{lag:,} record(s)"

@@ -132,6 +132,16 @@ def test_after_the_consumers_moved_rollback_is_refused_then_promote_waits_for_qu
         EXIT_CONFLICT,
         f"group(s) {m.group} already consume it on target",
     )
+    # The mirror stopped while the source moved on: promote refuses until it runs again.
+    m.stop_mirror()
+    fill(m.clusters.source, m.topic, 4, first=9_000)
+    refused(
+        m.cli("migrate", "promote", m.topic),
+        EXIT_CONFLICT,
+        "4 record(s) behind the source and the mirror is stopped",
+    )
+    assert m.topic_state() == "CONSUMERS_MOVED"
+    assert "mirror resumed" in m.ok("migrate", "start", str(m.plan)).stdout
     # A producer still writing to the source: promote refuses after the quiet period.
     stop = threading.Event()
 

@@ -235,6 +235,12 @@ def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> Non
         if not watch:
             render.out.print(status_view(observe(m, source, target)))
             return
+        if not render.out.is_terminal:  # a log or a pipe: one screen after another
+            while True:
+                render.out.print(status_view(observe(m, source, target)))
+                render.out.print(time.strftime("-- %H:%M:%S"))
+                render.out.file.flush()
+                time.sleep(2)
         with Live(status_view(observe(m, source, target)), console=render.out) as live:
             while True:
                 time.sleep(2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.errors import ConfigError
-from kmigrate.migration.model import TopicPhase
+from kmigrate.migration.model import MIRROR_NEEDED, TopicPhase
 from kmigrate.migration.session import Migration, Report
 from kmigrate.mirror.control import link_dir, stop_mirror
 from kmigrate.mirror.model import Link, StartPosition
@@ -15,7 +15,6 @@ from kmigrate.store.runs import get_run
 # Seconds between the mirror's looks for promote requests: promote waits at most this.
 REFRESH_S = 2.0
 STOP_TIMEOUT_S = 120.0
-_MIRRORED = (TopicPhase.MIRRORING, TopicPhase.IN_SYNC, TopicPhase.CONSUMERS_MOVED)
 
 
 def mirrored_topics(m: Migration, also: list[str] | None = None) -> list[str]:
@@ -25,7 +24,7 @@ def mirrored_topics(m: Migration, also: list[str] | None = None) -> list[str]:
 
 
 def needs_mirror(m: Migration) -> bool:
-    return any(item.topic_phase in _MIRRORED for item in m.topics().values())
+    return any(item.topic_phase in MIRROR_NEEDED for item in m.topics().values())
 
 
 def mirror_running(m: Migration) -> bool:
@@ -76,7 +75,7 @@ def ensure_mirror(m: Migration, topics: list[str], report: Report) -> None:
 def needs_mirror_for(m: Migration, topics: list[str]) -> bool:
     items = m.topics()
     return any(
-        t in items and (items[t].topic_phase in _MIRRORED or items[t].pending == "start")
+        t in items and (items[t].topic_phase in MIRROR_NEEDED or items[t].pending == "start")
         for t in topics
     )
 

@@ -32,6 +32,8 @@ class GroupPhase(Enum):
 
 # Before promote the target topic is the mirror's alone: these may be rolled back.
 MIRRORED = (TopicPhase.MIRRORING, TopicPhase.IN_SYNC)
+# Until promote the mirror keeps copying a topic, consumers moved or not.
+MIRROR_NEEDED = (TopicPhase.MIRRORING, TopicPhase.IN_SYNC, TopicPhase.CONSUMERS_MOVED)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.migration.model import GroupPhase, Item, SwitchOrder, TopicPhase
+from kmigrate.migration.model import MIRROR_NEEDED, GroupPhase, Item, SwitchOrder, TopicPhase
 from kmigrate.migration.session import Migration
 from kmigrate.mirror.status import LinkStatus, link_status
 from kmigrate.store.links import get_link
@@ -109,8 +109,8 @@ def _topic_view(name: str, partitions: int, item: Item, status: LinkStatus | Non
     eta = None
     if item.topic_phase is TopicPhase.MIRRORING and lag is not None and rate > 0:
         eta = lag / rate
-    if item.topic_phase not in (TopicPhase.MIRRORING, TopicPhase.IN_SYNC):
-        rate = 0.0 if item.topic_phase is not TopicPhase.CONSUMERS_MOVED else rate
+    if item.topic_phase not in MIRROR_NEEDED:
+        rate = 0.0
     return TopicView(name, item.topic_phase, item.pending, partitions, lag, rate, eta)
 
 

@@ -18,6 +18,7 @@ from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import load_partitions
 from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
+from tests.integration.groups.consumers import assert_exactly_once, consume_to_end, take_cut
 from tests.integration.migration.harness import Migration, fill, new_migration, spawn_cli
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
 
@@ -92,5 +93,33 @@ def test_killed_start_rollback_and_promote_resume_exactly(
         outcomes = m.outcomes()
         assert outcomes.count(("promote", "done")) == 1
         assert outcomes.count(("rollback", "done")) == 1
+    finally:
+        m.stop_mirror()
+
+
+def test_a_killed_consumers_move_resumes_at_the_exact_offsets(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    m = new_migration(clusters, tmp_path, records=6_000, group=True)  # commits at 666
+    with ClusterAdmin(clusters.source) as admin:
+        # Retention took the first 200 records of each partition: target offsets are
+        # source offsets - 200, so a wrong (untranslated) commit would be caught.
+        admin.delete_records(m.topic, {p: 200 for p in range(3)})
+    try:
+        m.ok("migrate", "start", str(m.plan))
+        m.wait_topic("IN_SYNC")
+        cut = take_cut(clusters.source, m.topic, m.group, [])
+        note = kill_at_random(m, rng, (0.3, 4.0), "migrate", "consumers", m.group)
+        m.ok("migrate", "consumers", m.group)
+        assert m.states()[f"group:{m.group}"] == ("MOVED", None), note
+        with ClusterAdmin(clusters.target) as admin:
+            committed = {o.partition: o.committed for o in admin.committed_offsets(m.group)}
+        assert committed == {p: 666 - 200 for p in range(3)}, note
+        continued = consume_to_end(clusters.target, m.topic, m.group)
+        assert_exactly_once(cut, continued)
+        assert m.outcomes().count(("consumers", "done")) == 1
     finally:
         m.stop_mirror()

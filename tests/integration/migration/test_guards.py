@@ -3,6 +3,10 @@ and nothing changed: not the states, not the clusters, not the offset map."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -236,3 +240,41 @@ def test_a_broken_plan_file_is_one_line(clusters: Clusters, tmp_path: Path) -> N
     path.write_text("name: x\nsource: source\ntarget: target\ntopics: [{name: t}]\n")
     result = run_cli("plan", "check", str(path), config=str(clusters.config_path))
     refused(result, 2, "topics.0.partitions: field required")
+
+
+def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
+    started: Migration,
+) -> None:
+    m = started
+    out = m.folder / "watch.out"
+    with open(out, "wb") as sink:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kmigrate",
+                "--config",
+                str(m.config),
+                "migrate",
+                "status",
+                "--watch",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        try:
+            # Two screens at least: the first and one refresh.
+            wait_for(
+                lambda: out.read_text().count(m.topic) >= 2,
+                timeout=60,
+                message="status --watch refreshed",
+            )
+        finally:
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=30)
+    assert code == 130
+    text = out.read_text()
+    assert "next:" in text and m.group in text
+    history = m.ok("migrate", "history").stdout
+    assert "refused" in history and "promote" in history

@@ -23,6 +23,13 @@ from tests.integration.migration.harness import Migration, fill, new_migration, 
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
 
 
+def seeded() -> random.Random:
+    """The random kill moments; replay a failure with KMIGRATE_TEST_SEED=<printed seed>."""
+    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
+    print(f"seed {seed}")
+    return random.Random(seed)
+
+
 def kill_at_random(m: Migration, rng: random.Random, span: tuple[float, float], *args: str) -> str:
     """Run `kmigrate ARGS` and kill -9 it after a random delay; returns what it printed."""
     proc = spawn_cli(m, *args)
@@ -54,9 +61,7 @@ def copy_is_exact(m: Migration) -> int:
 def test_killed_start_rollback_and_promote_resume_exactly(
     clusters: Clusters, tmp_path: Path
 ) -> None:
-    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
-    rng = random.Random(seed)
-    print(f"seed {seed}")
+    rng = seeded()
     m = new_migration(clusters, tmp_path, records=6_000, group=False)
     try:
         # start, killed somewhere between the plan check and the mirror's first batch.
@@ -100,9 +105,7 @@ def test_killed_start_rollback_and_promote_resume_exactly(
 def test_a_killed_consumers_move_resumes_at_the_exact_offsets(
     clusters: Clusters, tmp_path: Path
 ) -> None:
-    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
-    rng = random.Random(seed)
-    print(f"seed {seed}")
+    rng = seeded()
     m = new_migration(clusters, tmp_path, records=6_000, group=True)  # commits at 666
     with ClusterAdmin(clusters.source) as admin:
         # Retention took the first 200 records of each partition: target offsets are

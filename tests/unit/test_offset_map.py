@@ -107,3 +107,32 @@ def test_translation_is_exact_for_every_position(
     assert m.translate(cuts[-1] + 1).exactness is Exactness.NOT_YET_MIRRORED
     if start > 0:
         assert m.translate(start - 1).exactness is Exactness.BELOW_MAP_START
+
+
+def test_a_target_position_maps_back_to_the_source_exactly() -> None:
+    # source 100..104 -> target 0..4; a gap (markers) 105..109; 110..112 -> 5..7;
+    # the mirror has read up to 115 (113, 114 were aborted records).
+    m = PartitionOffsetMap((OffsetRun(100, 0, 5), OffsetRun(110, 5, 3)), 115, 100)
+    assert m.source_position(0) == 100  # nothing consumed: where the mirror began
+    assert m.source_position(3) == 103
+    assert m.source_position(5) == 110  # the next record after the gap
+    assert m.source_position(8) == 115  # everything consumed: the read position
+    assert m.source_position(9) is None  # a record the mirror never wrote
+    empty = PartitionOffsetMap((), 40, 40)
+    assert empty.source_position(7, target_start=7) == 40
+    assert empty.source_position(8, target_start=7) is None
+    late = PartitionOffsetMap((OffsetRun(0, 10, 2),), 2, 0)
+    assert late.source_position(9, target_start=10) is None  # before the mirrored records
+
+
+def test_mapping_back_and_forth_lands_on_the_same_target_position() -> None:
+    m = PartitionOffsetMap((OffsetRun(100, 0, 5), OffsetRun(110, 5, 3)), 115, 100)
+    for source in range(100, 116):
+        target = m.translate(source).target_offset
+        assert target is not None
+        back = m.source_position(target)
+        assert back is not None and m.translate(back).target_offset == target
+        # Moving back never skips a record the consumer has not seen on the target.
+        assert back <= source or all(
+            not r.source_start <= s < r.source_end for r in m.runs for s in range(source, back)
+        )

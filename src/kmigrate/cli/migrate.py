@@ -211,9 +211,10 @@ def retire(
 @migration_option
 @pass_app
 def rollback(app: AppContext, topics: tuple[str, ...], name: str | None) -> None:
-    """Before promote: stop mirroring TOPICS, delete their target copies, forget their maps."""
-    with _session(app, name, "rollback") as (m, _source, target):
-        done = rollback_topics(m, list(topics), target, render.progress)
+    """Before promote: stop mirroring TOPICS, move groups that moved back to the source
+    (exactly), delete the target copies and forget their maps."""
+    with _session(app, name, "rollback") as (m, source, target):
+        done = rollback_topics(m, list(topics), source, target, render.progress)
     render.out.print(
         f"rolled back {', '.join(done) or 'nothing'}: PLANNED again; "
         "`kmigrate migrate start PLAN` mirrors them from the beginning"

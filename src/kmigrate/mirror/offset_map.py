@@ -154,6 +154,28 @@ class PartitionOffsetMap:
         target = self.target_next if self.target_next is not None else target_start
         return Translation(source_offset, target, Exactness.EXACT)
 
+    def source_position(self, target_offset: int, target_start: int = 0) -> int | None:
+        """Where a consumer positioned at ``target_offset`` on the target continues on the
+        source (the reverse of ``translate``), or None when no source position matches:
+        before the mirrored records, or past them (records the mirror did not write).
+
+        At the end of the mirrored records it is ``source_next``: what lies between the
+        last run and the read position is markers and gaps a consumer never sees.
+        """
+        if not self.runs:
+            return self.source_start if target_offset == target_start else None
+        if target_offset < self.runs[0].target_start:
+            return None
+        if target_offset == self.target_next:
+            return self.source_next
+        index = bisect.bisect_right([r.target_start for r in self.runs], target_offset) - 1
+        run = self.runs[index]
+        if target_offset < run.target_end:
+            return run.source_start + target_offset - run.target_start
+        if index + 1 < len(self.runs):
+            return self.runs[index + 1].source_start
+        return None
+
 
 def check_runs(runs: Sequence[OffsetRun]) -> None:
     """Raise ValueError unless runs are ordered and disjoint on both sides."""

@@ -80,3 +80,14 @@ def remember_target(
                 .where(_key(link, group, topic, partition))
                 .values(target_offset=target, committed_ms=stamp)
             )
+
+
+def forget_group(store: Store, link: str, group: str) -> None:
+    """Drop what kmigrate remembers of the group on this link (it moved back to the
+    source): its next move starts afresh."""
+    with store.transaction() as conn:
+        conn.execute(
+            group_positions.delete().where(
+                (group_positions.c.link == link) & (group_positions.c.group_id == group)
+            )
+        )

@@ -18,7 +18,12 @@ from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import load_partitions
 from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.groups.consumers import assert_exactly_once, consume_to_end, take_cut
+from tests.integration.groups.consumers import (
+    assert_exactly_once,
+    consume_and_commit,
+    consume_to_end,
+    take_cut,
+)
 from tests.integration.migration.harness import Migration, fill, new_migration, spawn_cli
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
 
@@ -102,7 +107,7 @@ def test_killed_start_rollback_and_promote_resume_exactly(
         m.stop_mirror()
 
 
-def test_a_killed_consumers_move_resumes_at_the_exact_offsets(
+def test_killed_consumer_moves_there_and_back_resume_at_the_exact_offsets(
     clusters: Clusters, tmp_path: Path
 ) -> None:
     rng = seeded()
@@ -121,8 +126,19 @@ def test_a_killed_consumers_move_resumes_at_the_exact_offsets(
         with ClusterAdmin(clusters.target) as admin:
             committed = {o.partition: o.committed for o in admin.committed_offsets(m.group)}
         assert committed == {p: 666 - 200 for p in range(3)}, note
-        continued = consume_to_end(clusters.target, m.topic, m.group)
-        assert_exactly_once(cut, continued)
+        on_target = consume_and_commit(clusters.target, m.topic, m.group, 900)
+        target_cut = take_cut(clusters.target, m.topic, m.group, on_target)
         assert m.outcomes().count(("consumers", "done")) == 1
+
+        # The fallback: rollback, killed at a random moment, moves the group back to the
+        # source at the source position of each record it was at on the target.
+        note = kill_at_random(m, rng, (0.5, 6.0), "migrate", "rollback", m.topic)
+        m.ok("migrate", "rollback", m.topic)
+        states = m.states()
+        assert states[f"group:{m.group}"] == ("ON_SOURCE", None), note
+        assert states[f"topic:{m.topic}"] == ("PLANNED", None), note
+        back_on_source = consume_to_end(clusters.source, m.topic, m.group)
+        assert_exactly_once(target_cut, back_on_source)  # target part, then source again
+        assert_exactly_once(cut, on_target + back_on_source)  # source, target, source
     finally:
         m.stop_mirror()

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import yaml
 from confluent_kafka import Consumer
 from sqlalchemy import select, update
 
-from kmigrate.config import load_settings
+from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.session import locked
 from kmigrate.mirror.model import TopicState
@@ -71,29 +72,32 @@ def test_retire_before_promote_is_refused_and_the_source_stays(started: Migratio
         assert admin.describe_topics_if_present([started.topic])
 
 
-def test_moving_a_group_with_live_consumers_on_the_source_is_refused(started: Migration) -> None:
+@contextmanager
+def member_of(m: Migration, cluster: ClusterConfig) -> Iterator[None]:
+    """A live member of the migration's group on ``cluster`` for the duration."""
     consumer = Consumer(
-        {
-            **started.clusters.source.as_librdkafka(),
-            "group.id": started.group,
-            "enable.auto.commit": False,
-        }
+        {**cluster.as_librdkafka(), "group.id": m.group, "enable.auto.commit": False}
     )
-    consumer.subscribe([started.topic])
+    consumer.subscribe([m.topic])
     try:
         wait_for(
             lambda: consumer.poll(0.2) is not None or consumer.assignment(),
             timeout=60,
             message="consumer joined the group",
         )
+        yield
+    finally:
+        consumer.close()
+
+
+def test_moving_a_group_with_live_consumers_on_the_source_is_refused(started: Migration) -> None:
+    with member_of(started, started.clusters.source):
         before = started.states()
         result = started.cli("migrate", "consumers", started.group)
         refused(result, EXIT_CONFLICT, "active member(s) on source")
         assert started.states() == before
         with ClusterAdmin(started.clusters.target) as admin:
             assert admin.committed_offsets(started.group) == []
-    finally:
-        consumer.close()
 
 
 def test_a_second_command_refuses_while_another_holds_the_migration(started: Migration) -> None:
@@ -131,11 +135,14 @@ def test_after_the_consumers_moved_rollback_is_refused_then_promote_waits_for_qu
     m.ok("migrate", "consumers", m.group)
     assert m.states()[f"group:{m.group}"] == ("MOVED", None)
     assert m.topic_state() == "CONSUMERS_MOVED"
-    refused(
-        m.cli("migrate", "rollback", m.topic),
-        EXIT_CONFLICT,
-        f"group(s) {m.group} already consume it on target",
-    )
+    # Its consumers run on the target now: a rollback cannot move them back under them.
+    with member_of(m, m.clusters.target):
+        refused(
+            m.cli("migrate", "rollback", m.topic),
+            EXIT_CONFLICT,
+            f"consumer group '{m.group}' has 1 active member(s) on target",
+        )
+    assert m.states()[f"group:{m.group}"] == ("MOVED", None)
     # The mirror stopped while the source moved on: promote refuses until it runs again.
     m.stop_mirror()
     fill(m.clusters.source, m.topic, 4, first=9_000)

@@ -70,9 +70,9 @@ def remember_target(
     store: Store, link: str, group: str, commits: Iterable[tuple[str, int, int, int]]
 ) -> None:
     """Record target commits kmigrate made: (topic, partition, source offset, target offset)."""
-    stamp = now_ms()
     commits = list(commits)
     remember_source(store, link, group, [(t, p, s) for t, p, s, _ in commits])
+    stamp = now_ms()  # after the source was seen: a commit never predates what it moved
     with store.transaction() as conn:
         for topic, partition, _, target in commits:
             conn.execute(

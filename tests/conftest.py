@@ -10,6 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # Same jar cache as the Makefile, so running pytest directly does not download again.
 os.environ.setdefault("KMIGRATE_CACHE", str(ROOT / ".cache"))
+# Every Spark JVM the tests start (in-process and in `kmigrate` subprocesses) logs to
+# one file under .cache instead of one /tmp file per process.
+os.environ.setdefault("KMIGRATE_SPARK_LOG", str(ROOT / ".cache" / "spark-tests.log"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

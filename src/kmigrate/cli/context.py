@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import click
 
 from kmigrate.config import ClusterConfig, Settings, load_settings
+from kmigrate.kafka.admin import ClusterAdmin
 
 
 class AppContext:
@@ -23,6 +27,16 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
+
+
+@contextmanager
+def cluster_admins(
+    app: AppContext, source: str, target: str
+) -> Iterator[tuple[ClusterAdmin, ClusterAdmin]]:
+    """Admin clients for a pair of configured clusters, closed together."""
+    with ClusterAdmin(app.cluster(source)) as s, ClusterAdmin(app.cluster(target)) as t:
+        yield s, t
+
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 cluster_option = click.option(

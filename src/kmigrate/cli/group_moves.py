@@ -13,7 +13,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, cluster_admins, json_option, pass_app
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group
@@ -21,21 +21,12 @@ from kmigrate.groups.plan import GroupPlan, plan_group
 from kmigrate.groups.sync import SyncRound, sync_round
 from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.model import Link, compile_topics
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
 
 link_option = click.option("--link", "link_name", metavar="NAME", help="Link whose map to use.")
 group_option = click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id.")
-
-
-@contextmanager
-def _admins(
-    app: AppContext, source: str, target: str
-) -> Iterator[tuple[ClusterAdmin, ClusterAdmin]]:
-    with ClusterAdmin(app.cluster(source)) as s, ClusterAdmin(app.cluster(target)) as t:
-        yield s, t
 
 
 @click.command("translate")
@@ -72,7 +63,7 @@ def translate(
         raise ConfigError("pass --link NAME (or --by-timestamp --source A --target B)")
     store = store_for(app.settings)
     link = require_link(store, link_name)
-    with _admins(app, link.source, link.target) as (s, t):
+    with cluster_admins(app, link.source, link.target) as (s, t):
         plan = plan_group(store, link, group_id, s, t, fall_back=True)
     _show_plan(plan, as_json)
 
@@ -90,7 +81,7 @@ def _translate_by_timestamp(
         source, target = source or link.source, target or link.target
     if not source or not target:
         raise ConfigError("--by-timestamp needs --link NAME or both --source and --target")
-    with _admins(app, source, target) as (s, t):
+    with cluster_admins(app, source, target) as (s, t):
         source_view, target_view = view_group(s, group_id), view_group(t, group_id)
         commits = [(tp, p, o) for (tp, p), o in source_view.committed.items()]
         if not commits:
@@ -208,7 +199,10 @@ def migrate(
     """
     store = store_for(app.settings)
     link = require_link(store, link_name)
-    with _admins(app, link.source, link.target) as (s, t), _wait_bar(as_json or not wait) as bar:
+    with (
+        cluster_admins(app, link.source, link.target) as (s, t),
+        _wait_bar(as_json or not wait) as bar,
+    ):
         result = migrate_group(
             store,
             link,
@@ -314,7 +308,7 @@ def sync(
     store = store_for(app.settings)
     link = require_link(store, link_name)
     stop = threading.Event()
-    with _stop_on_signals(stop), _admins(app, link.source, link.target) as (s, t):
+    with _stop_on_signals(stop), cluster_admins(app, link.source, link.target) as (s, t):
         if not as_json:
             render.progress(
                 f"syncing groups '{groups_regex}' of link {link.name} every {interval:g}s"

@@ -11,7 +11,7 @@ import click
 from rich.live import Live
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, cluster_admins, json_option, pass_app
 from kmigrate.cli.migration_view import history_rows, status_json, status_view
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.verify import show_report
@@ -43,10 +43,7 @@ def _session(
 ) -> Iterator[tuple[Migration, ClusterAdmin, ClusterAdmin]]:
     store = store_for(app.settings)
     m = load_migration(store, app.settings, name)
-    with (
-        ClusterAdmin(app.cluster(m.plan.source)) as source,
-        ClusterAdmin(app.cluster(m.plan.target)) as target,
-    ):
+    with cluster_admins(app, m.plan.source, m.plan.target) as (source, target):
         if command is None:
             yield m, source, target
             return

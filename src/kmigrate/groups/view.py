@@ -17,6 +17,16 @@ class GroupView:
     state: str  # Kafka's group state, or "absent" when the cluster has no such group
     members: int  # active members (0 for an empty group)
     committed: dict[tuple[str, int], int] = field(default_factory=dict)
+    # The log end of each committed partition when the group was described.
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def lag(self, topics: tuple[str, ...] | list[str]) -> int:
+        """Records of ``topics`` the group has not consumed yet."""
+        return sum(
+            max(self.ends[tp] - offset, 0)
+            for tp, offset in self.committed.items()
+            if tp[0] in topics and tp in self.ends
+        )
 
 
 def view_group(admin: ClusterAdmin, group: str) -> GroupView:
@@ -26,4 +36,5 @@ def view_group(admin: ClusterAdmin, group: str) -> GroupView:
         return GroupView(admin.cluster.name, ABSENT, 0)
     members = 0 if info.state in _IDLE_STATES else len(info.members)
     committed = {(o.topic, o.partition): o.committed for o in info.offsets}
-    return GroupView(admin.cluster.name, info.state, members, committed)
+    ends = {(o.topic, o.partition): o.log_end for o in info.offsets if o.log_end is not None}
+    return GroupView(admin.cluster.name, info.state, members, committed, ends)

@@ -8,7 +8,7 @@ topics are promoted and the group has consumed everything the source holds.
 
 from __future__ import annotations
 
-from kmigrate.errors import GroupActiveError, GroupMovedOnError, NotFoundError
+from kmigrate.errors import GroupActiveError, GroupMovedOnError
 from kmigrate.groups.migrate import migrate_group
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
@@ -61,13 +61,7 @@ def _guard(step: Step, snap: Snapshot, groups: list[str]) -> list[str]:
     moves = {g.name: g for g in snap.groups}
     todo = []
     for name in groups:
-        move = moves.get(name)
-        if move is None:
-            known = ", ".join(moves) or "none"
-            step.refuse(
-                f"group {name} is not in migration '{m.name}' (its groups: {known})",
-                NotFoundError,
-            )
+        move = moves[name]
         if move.phase is GroupPhase.MOVED and move.pending is None:
             continue
         for topic in move.topics:

@@ -119,7 +119,5 @@ def _group_view(
 ) -> GroupMove:
     on_source = view_group(source, name)
     on_target = view_group(target, name)
-    pairs = [tp for tp in on_source.committed if tp[0] in topics]
-    ends = source.partition_offsets(pairs, "latest", committed_only=True) if pairs else {}
-    lag = sum(max(ends[tp] - on_source.committed[tp], 0) for tp in pairs)
+    lag = on_source.lag(topics)
     return GroupMove(name, item.group_phase, item.pending, topics, on_source, on_target, lag)

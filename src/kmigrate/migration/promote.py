@@ -11,10 +11,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kmigrate.errors import NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.mirroring import stop_if_idle
-from kmigrate.migration.model import TopicPhase, promotable
+from kmigrate.migration.model import GroupPhase, TopicPhase, promotable
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
 from kmigrate.mirror.control import promote as promote_link
@@ -48,8 +47,6 @@ def promote_topics(
     linked = {t.topic: t.state for t in link_topics_of(m.store, m.name)}
     todo = []
     for name in topics:
-        if name not in m.plan.topic_names():
-            step.refuse(f"topic {name} is not in migration '{m.name}'", NotFoundError)
         view = snap.topic(name)
         if view.phase is TopicPhase.PROMOTED and view.pending is None:
             continue
@@ -87,7 +84,8 @@ def _not_yet(m: Migration, name: str, phase: TopicPhase, has_groups: bool) -> st
         return f"topic {name} is not mirrored yet; run `kmigrate migrate start` first"
     if phase in (TopicPhase.DONE, TopicPhase.CONSUMERS_MOVED):
         return f"topic {name} is {phase.value}: already promoted"
-    unmoved = [g for g in m.plan.groups_of(name) if m.groups()[g].state != "MOVED"]
+    groups = m.groups()
+    unmoved = [g for g in m.plan.groups_of(name) if groups[g].group_phase is not GroupPhase.MOVED]
     if has_groups and unmoved and phase is TopicPhase.IN_SYNC:
         return (
             f"topic {name} is still read on the source by group(s) {', '.join(unmoved)}; "

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kmigrate.errors import NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.mirroring import stop_if_idle
 from kmigrate.migration.model import TopicPhase, retirable
@@ -50,8 +49,6 @@ def retire_topics(
     snap = observe(m, source, target)
     todo = []
     for name in topics:
-        if name not in m.plan.topic_names():
-            step.refuse(f"topic {name} is not in migration '{m.name}'", NotFoundError)
         view = snap.topic(name)
         if view.phase is TopicPhase.DONE and view.pending is None:
             continue

@@ -14,7 +14,6 @@ import time
 from kmigrate.errors import (
     GroupActiveError,
     KafkaOperationError,
-    NotFoundError,
     NotTranslatableError,
 )
 from kmigrate.groups.move_back import commit_back, plan_move_back
@@ -36,9 +35,7 @@ def rollback_topics(
     items = m.topics()
     todo = []
     for name in topics:
-        item = items.get(name)
-        if item is None:
-            step.refuse(f"topic {name} is not in migration '{m.name}'", NotFoundError)
+        item = items[name]
         phase = item.topic_phase
         if phase is TopicPhase.PLANNED and item.pending is None:
             continue

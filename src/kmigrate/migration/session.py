@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, KMigrateError
+from kmigrate.errors import ConflictError, KMigrateError, NotFoundError
 from kmigrate.migration.model import Item
 from kmigrate.migration.plan import Plan, parse_plan
 from kmigrate.mirror.status import pid_alive
@@ -90,7 +90,19 @@ class Step:
         self.kind = kind
         self.names = names
         self.report = report
+        self._check_planned()
         self.resuming = self._interrupted()
+
+    def _check_planned(self) -> None:
+        plan = self.m.plan
+        known = plan.topic_names() if self.kind == "topic" else [g.name for g in plan.groups]
+        for name in self.names:
+            if name not in known:
+                self.refuse(
+                    f"{self.kind} {name} is not in migration '{self.m.name}' "
+                    f"(its {self.kind}s: {', '.join(known) or 'none'})",
+                    NotFoundError,
+                )
 
     def _interrupted(self) -> list[str]:
         items = self.m.topics() if self.kind == "topic" else self.m.groups()

@@ -10,13 +10,15 @@ Then, one after the other:
    writing the same volume to the target (acks=all);
 2. MirrorMaker 2 from the same Kafka release's jars (IdentityReplicationPolicy, so
    partition p goes to partition p under the same name);
-3. kmigrate mirror (local[*]).
+3. kmigrate mirror (its default master: local[2 x cores]).
 
-Copy throughput counts from the first record on the target to the target holding
-every source record (start-up excluded, reported apart). Then, with the copier still
-running, a producer writes at a fixed rate for ``--lag-seconds`` and a consumer on
-the target measures produced-to-readable lag (CreateTime is kept by both tools).
-Target topics are deleted between contenders. Results: bench/results/<date>.json.
+Each copier copies the 100 B topic, then (restarted on an empty target) the 10 KB
+topic. Copy throughput counts from the first record on the target to the target
+holding every source record (start-up, command to first record, reported apart).
+Then, with the copier still running, a producer writes at a fixed rate for
+``--lag-seconds`` and a consumer on the target measures produced-to-readable lag
+(CreateTime is kept by both tools). Target topics are deleted between runs.
+Results: bench/results/<date>.json.
 """
 
 from __future__ import annotations
@@ -164,24 +166,40 @@ def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds
 
 
 def contender(name: str, launch, bench: Bench, source, target, args, *, group: bool) -> dict:
-    reset_target(target)
-    proc = launch()
-    try:
-        copy = time_copy(source, target, list(TOPICS), timeout=3600)
-        volume = sum(
-            n * TOPICS[t] for t, n in (("bench-small", args.small), ("bench-large", args.large))
-        )
-        result = {
-            **copy,
-            "records_per_s": copy["records"] / copy["copy_s"],
-            "mb_per_s": volume / copy["copy_s"] / 1e6,
-        }
-        # The lag topic exists from the start, so both tools mirror it from the outset.
-        result["lag"] = measure_lag(
-            bench.source_bootstrap, bench.target_bootstrap, args.lag_rate, args.lag_seconds
-        )
-    finally:
-        stop(proc, group=group)
+    """One copier on each record size in turn (a fresh target and a fresh copier each),
+    then the lag measurement while the last one still runs."""
+    sizes = {}
+    counts = {"bench-small": args.small, "bench-large": args.large}
+    for index, topic in enumerate(TOPICS):
+        reset_target(target)
+        proc = launch(f"{topic}|{LAG_TOPIC}", f"bench-{index}")
+        try:
+            copy = time_copy(source, target, [topic], timeout=3600)
+            volume = counts[topic] * TOPICS[topic]
+            sizes[topic] = {
+                **copy,
+                "records_per_s": copy["records"] / copy["copy_s"],
+                "mb_per_s": volume / copy["copy_s"] / 1e6,
+            }
+            print(f"{name} {topic}: {json.dumps(sizes[topic])}", flush=True)
+            if index == len(TOPICS) - 1:
+                lag = measure_lag(
+                    bench.source_bootstrap, bench.target_bootstrap, args.lag_rate, args.lag_seconds
+                )
+        finally:
+            stop(proc, group=group)
+    records = sum(r["records"] for r in sizes.values())
+    seconds = sum(r["copy_s"] for r in sizes.values())
+    volume = sum(counts[t] * TOPICS[t] for t in TOPICS)
+    result = {
+        "records": records,
+        "startup_s": statistics.mean(r["startup_s"] for r in sizes.values()),
+        "copy_s": seconds,
+        "records_per_s": records / seconds,
+        "mb_per_s": volume / seconds / 1e6,
+        "by_size": sizes,
+        "lag": lag,
+    }
     print(f"{name}: {json.dumps(result)}", flush=True)
     return result
 
@@ -225,19 +243,34 @@ def main() -> None:
             perf_producer(bench.kafka_jars, bench.source_bootstrap, topic, n, TOPICS[topic])
         results["ceiling"] = ceiling(bench, target, args)
         results["mm2"] = contender(
-            "mm2", lambda: run_mm2(bench, "bench-.*"), bench, source, target, args, group=True
+            "mm2",
+            lambda topics, _link: run_mm2(bench, topics),
+            bench,
+            source,
+            target,
+            args,
+            group=True,
         )
         results["kmigrate"] = contender(
             "kmigrate",
-            lambda: run_kmigrate_mirror(bench, "bench-.*", "bench"),
+            lambda topics, link: run_kmigrate_mirror(bench, topics, link),
             bench,
             source,
             target,
             args,
             group=False,
         )
-    speed = results["kmigrate"]["records_per_s"] / results["mm2"]["records_per_s"]
-    results["kmigrate_vs_mm2"] = speed
+    mine, theirs = results["kmigrate"], results["mm2"]
+    results["kmigrate_vs_mm2"] = mine["records_per_s"] / theirs["records_per_s"]
+    results["kmigrate_vs_mm2_by_size"] = {
+        t: mine["by_size"][t]["records_per_s"] / theirs["by_size"][t]["records_per_s"]
+        for t in TOPICS
+    }
+    large = results["ceiling"]["bench-large"]
+    ceiling_large = min(large["consumer_source"]["mb_per_s"], large["producer_target"]["mb_per_s"])
+    results["kmigrate_vs_ceiling_large"] = (
+        mine["by_size"]["bench-large"]["mb_per_s"] / ceiling_large
+    )
     out = write_results("", results)
     print(f"wrote {out}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import time
@@ -17,6 +18,13 @@ T = TypeVar("T")
 def unique(prefix: str) -> str:
     """A topic or group name no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def seeded() -> random.Random:
+    """Random kill moments; replay a failure with KMIGRATE_TEST_SEED=<printed seed>."""
+    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
+    print(f"seed {seed}")
+    return random.Random(seed)
 
 
 def wait_for(

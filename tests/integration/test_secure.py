@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import time
 from pathlib import Path
 
 import pytest
@@ -103,48 +105,38 @@ def test_acl_round_trip_grants_and_revokes_a_real_permission(secure: SandboxStat
     assert values == [b"allowed"]
 
 
-def test_spark_reads_the_secure_cluster_with_the_same_cluster_entry(secure: SandboxState) -> None:
-    """One clusters.yaml entry drives both clients: Spark's Java client authenticates
-    with the SCRAM login derived from librdkafka's sasl.username/sasl.password."""
+def test_spark_tasks_read_the_secure_cluster_with_the_same_cluster_entry(
+    secure: SandboxState,
+) -> None:
+    """One clusters.yaml entry drives the admin layer and the Spark tasks alike: a task
+    on an executor authenticates with the same SCRAM credentials (confluent-kafka)."""
     from kmigrate.config import SparkConfig
     from kmigrate.spark.session import build_session
+    from kmigrate.spark.tasks import run_tasks
+    from kmigrate.verify.fingerprint import DigestTask, digest_ranges, fingerprint
+    from kmigrate.verify.ranges import Span
 
     cluster = load_settings(_config(secure)).cluster("locked")
+    now = int(time.time() * 1000)  # recent: retention must not delete them meanwhile
     with ClusterAdmin(cluster) as admin:
         topic = admin.create_topic(unique("spark"), 2)
     sent = produce(
         cluster,
         topic.name,
         [
-            Record(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),), 1_650_000_000_000 + i, i % 2)
+            Record(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),), now + i, i % 2)
             for i in range(20)
         ],
     )
-
+    tasks = [DigestTask("s", cluster.as_librdkafka(), topic.name, p, Span(0, 10)) for p in (0, 1)]
     spark = build_session(SparkConfig(master="local[2]"), "kmigrate-test")
     try:
-        rows = (
-            spark.read.format("kafka")
-            .options(**cluster.as_spark_options())
-            .option("subscribe", topic.name)
-            .option("includeHeaders", "true")
-            .option("startingOffsets", "earliest")
-            .option("endingOffsets", "latest")
-            .load()
-            .collect()
-        )
+        results = run_tasks(spark, digest_ranges, tasks, description="secure read")
     finally:
         spark.stop()
-    got = sorted(
-        (
-            r.partition,
-            r.offset,
-            bytes(r.key),
-            bytes(r.value),
-            tuple((h.key, bytes(h.value)) for h in r.headers),
-            round(r.timestamp.timestamp() * 1000),
-        )
-        for r in rows
-    )
-    expected = sorted((s.partition, s.offset, s.key, s.value, s.headers, s.timestamp) for s in sent)
-    assert got == expected
+    for result in results:
+        mine = [r for r in sent if r.partition == result.partition]
+        (chunk,) = result.chunks
+        assert (chunk.records, chunk.first_offset, chunk.last_offset) == (10, 0, 9)
+        prints = b"".join(fingerprint(r.key, r.value, r.headers, r.timestamp or 0, 0) for r in mine)
+        assert chunk.digest == hashlib.blake2b(prints, digest_size=16).digest()

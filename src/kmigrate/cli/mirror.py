@@ -97,7 +97,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
         refresh_interval_s=opts["refresh_interval"],
         allow_gaps=opts["allow_gaps"],
         producer=producer,
-        max_offsets_per_trigger=opts["max_offsets_per_batch"],
+        max_offsets_per_batch=opts["max_offsets_per_batch"],
         master=opts["master"],
     )
     job = MirrorJob(settings, store, link, options, folder, render.progress, _Ticker())

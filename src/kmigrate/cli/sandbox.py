@@ -12,7 +12,6 @@ from kmigrate.cli.context import json_option
 from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from kmigrate.spark.connector import connector_jars
 
 dir_option = click.option(
     "--dir",
@@ -182,7 +181,6 @@ def status(directory: Path | None, as_json: bool) -> None:
 @group.command("fetch")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True)
 def fetch(kafka_version: str) -> None:
-    """Download Kafka's jars and Spark's Kafka connector from Maven Central into the cache
-    (`up` and the Spark jobs do it themselves when needed)."""
+    """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
+    needed)."""
     render.progress(f"jars for Kafka {kafka_version}: {ensure_jars(kafka_version)}")
-    render.progress(f"Spark's Kafka connector: {connector_jars()[0].parent}")

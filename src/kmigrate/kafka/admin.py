@@ -566,6 +566,10 @@ _LEADERSHIP_MOVING = {
     KafkaError.NOT_LEADER_FOR_PARTITION,
     KafkaError.LEADER_NOT_AVAILABLE,
     KafkaError.UNKNOWN_TOPIC_OR_PART,
+    # A topic just created (or a leader just elected) answers with epochs that the
+    # broker and the client's metadata do not agree on yet, for a moment.
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH,
 }
 
 

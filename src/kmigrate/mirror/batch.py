@@ -1,10 +1,11 @@
-"""The driver side of one micro-batch: plan, write on executors, make the result durable.
+"""The driver side of one mirror batch: plan the ranges, copy them on Spark, make the
+result durable.
 
 Order matters for exactly-once: the plan comes from the offset map in memory (which
-equals the store), the executors write and report, the runs and read positions are
-stored in one transaction, and only then does the batch count as done. A crash at
-any point leaves the store at the previous batch and the target at most ahead of
-it by records that the next attempt reads back and recognises.
+equals the store), the tasks write and report, the runs and read positions are stored
+in one transaction, and only then does the batch count as done. A crash at any point
+leaves the store at the previous batch and the target at most ahead of it by records
+that the next attempt reads back and recognises.
 """
 
 from __future__ import annotations
@@ -12,13 +13,10 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import SparkSession
 
 from kmigrate.errors import (
     DataLossError,
@@ -28,24 +26,33 @@ from kmigrate.errors import (
     MirrorError,
 )
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.checkpoint import batch_end_offsets
+from kmigrate.mirror.copy_task import CopySettings, RangePlan, RangeResult, copy_ranges
 from kmigrate.mirror.model import Gap, Link, PartitionState
-from kmigrate.mirror.offset_map import OffsetRun
-from kmigrate.mirror.writer import RESULT_DDL, PartitionPlan, WritePlan, write_batches
+from kmigrate.spark.tasks import run_tasks
 from kmigrate.store import Store
 from kmigrate.store.offsets import PartitionUpdate, load_partitions, record_batch, record_gap
 
 TopicPartition = tuple[str, int]
 
-SELECT = (
-    "topic",
-    "partition",
-    "offset",
-    "key",
-    "value",
-    "headers",
-    "unix_millis(timestamp) AS ts",
-)
+
+def plan_reads(
+    states: Mapping[TopicPartition, PartitionState],
+    source_ends: Mapping[TopicPartition, int],
+    max_offsets: int | None = None,
+) -> dict[TopicPartition, tuple[int, int]]:
+    """Per partition with records to copy, the source range [start, end) of this batch:
+    from the map's read position to the source's stable end, at most ``max_offsets``.
+
+    Pure. One range per partition, never split: a partition's records reach the
+    target in order only if one task writes them.
+    """
+    reads = {}
+    for tp, source_end in source_ends.items():
+        start = states[tp].map.source_next
+        end = source_end if max_offsets is None else min(source_end, start + max_offsets)
+        if end > start:
+            reads[tp] = (start, end)
+    return reads
 
 
 @dataclass
@@ -77,16 +84,14 @@ class MirrorContext:
     link: Link
     source: ClusterAdmin
     target: ClusterAdmin
-    target_config: dict[str, Any]
-    producer: dict[str, Any]
+    copy: CopySettings
     allow_gaps: bool
-    checkpoint: Path
+    max_offsets: int | None = None
     report: Callable[[str], None] = lambda _message: None
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     throughput: Throughput = field(default_factory=Throughput)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    closing: bool = False
-    failure: Exception | None = None
+    batches: int = 0
 
     def reload(self) -> None:
         self.states = {
@@ -94,25 +99,60 @@ class MirrorContext:
         }
 
 
-def run_batch(ctx: MirrorContext, df: DataFrame, batch_id: int) -> None:
-    """The foreachBatch function. A failure is kept in ``ctx.failure`` and not raised: the
-    job stops the query and reports it in one line (raised, Spark would log pages of JVM
-    and Python traces first). Batches after a failure do nothing, so nothing is written
-    past it, and the store still says where to resume."""
-    with ctx.lock:
-        if ctx.closing or ctx.failure is not None:
-            return  # the job is stopping; the next query starts again from the store
-        try:
-            written = _mirror(ctx, df, batch_id)
-        except KMigrateError as exc:
-            ctx.failure = exc
-            return
-        except Exception as exc:
-            # Executor failures arrive wrapped in JVM and Python traces; the cause is the
-            # last line of the Python one.
-            ctx.failure = MirrorError(f"batch {batch_id} failed: {_cause(exc)}")
-            return
+def run_batch(ctx: MirrorContext, spark: SparkSession, pairs: list[TopicPartition]) -> int:
+    """Copy what the source holds past the map on ``pairs``; returns records copied.
+
+    Exact: never skips or repeats a record. Raises (after recording what was proven
+    written) on a foreign write, a retention loss or a failed task.
+    """
+    ends = ctx.source.partition_offsets(pairs, "latest", committed_only=True)
+    reads = plan_reads(ctx.states, ends, ctx.max_offsets)
+    if not reads:
+        return 0
+    since = {tp: start for tp, (start, _end) in reads.items()}
+    lost_before = _check_retention(ctx, since, list(reads), {})
+    actual = ctx.target.partition_offsets(list(reads), "latest")
+    plans = sorted(
+        (
+            RangePlan(tp[0], tp[1], start, end, ctx.states[tp].expected_target_end, actual[tp])
+            for tp, (start, end) in reads.items()
+        ),
+        key=lambda p: p.start - p.end,  # the biggest first
+    )
+    ctx.batches += 1
+    try:
+        results = run_tasks(
+            spark,
+            functools.partial(copy_ranges, ctx.copy),
+            plans,
+            description=f"kmigrate mirror {ctx.link.name} batch {ctx.batches}",
+        )
+    except Exception as exc:
+        # Executor failures arrive wrapped in JVM and Python traces; the cause is the
+        # last line of the Python one.
+        raise MirrorError(f"batch {ctx.batches} failed: {_cause(exc)}") from None
+    found = {(r.topic, r.partition): r for r in results}
+    updates = [_update(ctx, tp, found[tp]) for tp in reads]
+    record_batch(ctx.store, ctx.link.name, updates)
+    for result in sorted(results, key=lambda r: (r.topic, r.partition)):
+        if result.resumed:
+            ctx.report(
+                f"{result.topic}[{result.partition}]: {result.resumed} record(s) an interrupted "
+                "attempt had written were found on the target, matched the source and were "
+                "kept (not written again)"
+            )
+    for update in updates:
+        state = ctx.states[(update.topic, update.partition)]
+        ctx.states[(update.topic, update.partition)] = _advanced(state, update)
+    first_seen = {tp: r.first_seen for tp, r in found.items() if r.first_seen is not None}
+    suspects = [
+        tp for tp, first in first_seen.items() if first > since[tp] and tp not in lost_before
+    ]
+    _check_retention(ctx, since, suspects, first_seen)
+    _raise_first(found)
+    written = sum(run.length for u in updates for run in u.runs)
     ctx.throughput.add(written)
+    return written
 
 
 def _cause(exc: Exception) -> str:
@@ -125,102 +165,24 @@ def _cause(exc: Exception) -> str:
     return (python or lines or [type(exc).__name__])[-1][:500]
 
 
-def _mirror(ctx: MirrorContext, df: DataFrame, batch_id: int) -> int:
-    ends = batch_end_offsets(ctx.checkpoint, batch_id)
-    todo = {tp: end for tp, end in ends.items() if end > ctx.states[tp].map.source_next}
-    if not todo:
-        return 0
-    since = {tp: ctx.states[tp].map.source_next for tp in todo}
-    lost_before = _check_retention(ctx, since, list(todo), {})
-    actual = ctx.target.partition_offsets(list(todo), "latest")
-    plan = WritePlan(
-        ctx.target_config,
-        {
-            tp: PartitionPlan(
-                ctx.states[tp].map.source_next, ctx.states[tp].expected_target_end, actual[tp]
-            )
-            for tp in todo
-        },
-        ctx.producer,
-    )
-    rows = (
-        df.selectExpr(*SELECT)
-        .mapInArrow(functools.partial(write_batches, plan), RESULT_DDL)
-        .collect()
-    )
-    results = _Results.of(rows)
-    updates = [_update(ctx, tp, end, results) for tp, end in todo.items()]
-    record_batch(ctx.store, ctx.link.name, updates)
-    for (topic, partition), count in sorted(results.resumed.items()):
-        ctx.report(
-            f"{topic}[{partition}]: {count} record(s) an interrupted attempt had written "
-            "were found on the target, matched the source and were kept (not written again)"
-        )
-    for update in updates:
-        state = ctx.states[(update.topic, update.partition)]
-        ctx.states[(update.topic, update.partition)] = _advanced(state, update)
-    suspects = [
-        tp
-        for tp, first in results.first_seen.items()
-        if first > since[tp] and tp not in lost_before
-    ]
-    _check_retention(ctx, since, suspects, results.first_seen)
-    results.raise_first()
-    return sum(run.length for u in updates for run in u.runs)
+def _raise_first(results: Mapping[TopicPartition, RangeResult]) -> None:
+    errors = {tp: r.error for tp, r in results.items() if r.error is not None}
+    if not errors:
+        return
+    code, message = errors[min(errors)]
+    more = f" (and {len(errors) - 1} more partition(s))" if len(errors) > 1 else ""
+    kind: type[KMigrateError] = {
+        "foreign-write": ForeignWriteError,
+        "kafka": KafkaOperationError,
+    }.get(code, MirrorError)
+    raise kind(message + more)
 
 
-@dataclass
-class _Results:
-    runs: dict[TopicPartition, list[OffsetRun]]
-    first_seen: dict[TopicPartition, int]
-    last_timestamp: dict[TopicPartition, int]
-    errors: dict[TopicPartition, tuple[str, str]]
-    # Records an interrupted attempt had written, found on the target and kept.
-    resumed: dict[TopicPartition, int]
-
-    @classmethod
-    def of(cls, rows: list[Any]) -> _Results:
-        runs: dict[TopicPartition, list[OffsetRun]] = defaultdict(list)
-        first_seen: dict[TopicPartition, int] = {}
-        last_ts: dict[TopicPartition, int] = {}
-        errors: dict[TopicPartition, tuple[str, str]] = {}
-        resumed: dict[TopicPartition, int] = {}
-        for row in rows:
-            tp = (row.topic, row.partition)
-            if row.kind == "run":
-                runs[tp].append(OffsetRun(row.source_start, row.target_start, row.length))
-            elif row.kind == "resumed":
-                resumed[tp] = row.length
-            elif row.kind == "seen":
-                first_seen[tp] = row.source_start
-                if row.last_timestamp is not None:
-                    last_ts[tp] = row.last_timestamp
-            else:
-                errors[tp] = (row.code, row.message)
-        for found in runs.values():
-            found.sort()
-        return cls(dict(runs), first_seen, last_ts, errors, resumed)
-
-    def raise_first(self) -> None:
-        if not self.errors:
-            return
-        code, message = self.errors[min(self.errors)]
-        more = f" (and {len(self.errors) - 1} more partition(s))" if len(self.errors) > 1 else ""
-        kind: type[KMigrateError] = {
-            "foreign-write": ForeignWriteError,
-            "kafka": KafkaOperationError,
-        }.get(code, MirrorError)
-        raise kind(message + more)
-
-
-def _update(ctx: MirrorContext, tp: TopicPartition, end: int, results: _Results) -> PartitionUpdate:
-    runs = tuple(results.runs.get(tp, ()))
-    if tp in results.errors:
-        # Only what was verifiably written counts; the rest is read again next time.
-        source_next = runs[-1].source_end if runs else ctx.states[tp].map.source_next
-    else:
-        source_next = end
-    return PartitionUpdate(tp[0], tp[1], runs, source_next, results.last_timestamp.get(tp))
+def _update(ctx: MirrorContext, tp: TopicPartition, result: RangeResult) -> PartitionUpdate:
+    source_next = result.next_offset
+    if source_next is None:
+        source_next = ctx.states[tp].map.source_next
+    return PartitionUpdate(tp[0], tp[1], tuple(result.runs), source_next, result.last_timestamp)
 
 
 def _advanced(state: PartitionState, update: PartitionUpdate) -> PartitionState:

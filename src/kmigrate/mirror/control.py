@@ -29,7 +29,7 @@ Report = Callable[[str], None]
 
 
 def link_dir(settings: Settings, link: str) -> Path:
-    """Where a link keeps its Spark checkpoints and detached logs."""
+    """Where a link keeps its detached mirror's log."""
     base = settings.path.parent if settings.path else Path.cwd()
     return base / ".kmigrate" / "links" / link
 

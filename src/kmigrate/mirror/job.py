@@ -1,10 +1,11 @@
-"""A mirror process: claims its link, runs the streaming query, refreshes, stops cleanly.
+"""A mirror process: claims its link, runs batch after batch, refreshes, stops cleanly.
 
 One process mirrors one link. It claims the link in the store (refusing when another
-live process has it), syncs topics, starts the query at the offset map's read
-positions, and every refresh interval looks for new topics and partitions, deleted
-source topics and topics waiting to be promoted; any change restarts the query
-between two batches. SIGTERM or SIGINT stops it between two batches as well.
+live process has it), syncs topics, and then runs batches: each copies, on Spark, what
+the source holds past the offset map's read positions. When a batch finds nothing to
+copy it waits a moment and looks again. Every refresh interval it looks for new topics
+and partitions, deleted source topics and topics waiting to be promoted, between two
+batches. SIGTERM or SIGINT stops it between two batches as well.
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ from types import FrameType
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming import StreamingQuery
 
 from kmigrate.config import Settings
-from kmigrate.errors import KMigrateError, MirrorError
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.batch import MirrorContext
+from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
+from kmigrate.mirror.copy_task import CopySettings
 from kmigrate.mirror.model import Link, RunState, TopicState
-from kmigrate.mirror.query import start_query
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.spark.session import build_session
 from kmigrate.store import Store
@@ -37,6 +37,9 @@ from kmigrate.store.runs import begin_run, report_run
 
 Report = Callable[[str], None]
 HEARTBEAT_S = 2.0
+# How long an idle mirror waits before it asks the source for new records again: the
+# bound on the lag this loop adds to a record that arrives while it waits.
+IDLE_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class MirrorOptions:
     allow_gaps: bool = False
     # librdkafka settings for the target producer (e.g. compression.type, linger.ms).
     producer: dict[str, Any] = field(default_factory=dict)
-    max_offsets_per_trigger: int | None = None
+    max_offsets_per_batch: int | None = None
     master: str | None = None
 
 
@@ -120,10 +123,13 @@ class MirrorJob:
                 self.link,
                 source,
                 target,
-                target_cfg.as_librdkafka(),
-                dict(self.options.producer),
+                CopySettings(
+                    source_cfg.as_librdkafka(),
+                    target_cfg.as_librdkafka(),
+                    dict(self.options.producer),
+                ),
                 self.options.allow_gaps,
-                self.link_dir / "checkpoints",
+                self.options.max_offsets_per_batch,
                 report=self.report,
             )
             try:
@@ -143,20 +149,7 @@ class MirrorJob:
                     f"mirroring {len(assignment.partitions)} topic(s), "
                     f"{len(assignment.pairs())} partition(s)"
                 )
-                query = start_query(
-                    spark,
-                    self.settings.cluster(self.link.source),
-                    ctx,
-                    assignment,
-                    checkpoints=self.link_dir / "checkpoints",
-                    max_offsets_per_trigger=self.options.max_offsets_per_trigger,
-                )
-                try:
-                    self._watch(ctx, query, assignment)
-                finally:
-                    _stop_between_batches(ctx, query)
-                if ctx.failure is not None:
-                    raise ctx.failure
+                self._mirror(spark, ctx, assignment)
             self._promote_ready(ctx)
             if not self.stop_requested:
                 assignment = sync_topology(
@@ -169,26 +162,28 @@ class MirrorJob:
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
             time.sleep(min(HEARTBEAT_S, max(deadline - time.monotonic(), 0)))
 
-    def _watch(self, ctx: MirrorContext, query: StreamingQuery, assignment: Assignment) -> None:
-        """Return when the query should restart (refresh) or stop; raise when it failed."""
+    def _mirror(self, spark: SparkSession, ctx: MirrorContext, assignment: Assignment) -> None:
+        """Run batches until the topology should be refreshed or the process stops."""
+        pairs = assignment.pairs()
         next_refresh = time.monotonic() + self.options.refresh_interval_s
+        next_beat = 0.0
         while not self.stop_requested:
-            try:
-                ended = query.awaitTermination(HEARTBEAT_S)
-            except Exception as exc:
-                failure = ctx.failure or MirrorError(f"the Spark query failed: {_first_line(exc)}")
-                raise failure from exc
-            if ended:
-                raise ctx.failure or MirrorError("the Spark query stopped unexpectedly")
-            if ctx.failure is not None:
-                raise ctx.failure
-            rate = ctx.throughput.rate()
-            report_run(self.store, self.link.name, self.pid, RunState.RUNNING, records_per_s=rate)
-            self.on_progress(Progress(ctx.throughput.total, rate, len(assignment.pairs())))
-            if time.monotonic() >= next_refresh:
-                next_refresh = time.monotonic() + self.options.refresh_interval_s
+            copied = run_batch(ctx, spark, pairs)
+            now = time.monotonic()
+            if now >= next_beat:
+                next_beat = now + HEARTBEAT_S
+                rate = ctx.throughput.rate()
+                report_run(
+                    self.store, self.link.name, self.pid, RunState.RUNNING, records_per_s=rate
+                )
+                self.on_progress(Progress(ctx.throughput.total, rate, len(pairs)))
+            if now >= next_refresh:
+                next_refresh = now + self.options.refresh_interval_s
                 if self._topology_changed(ctx, assignment) or self._promotable(ctx):
                     return
+            if not copied:
+                ctx.throughput.add(0)
+                time.sleep(IDLE_POLL_S)
 
     def _topology_changed(self, ctx: MirrorContext, assignment: Assignment) -> bool:
         now = {
@@ -221,16 +216,6 @@ class MirrorJob:
         for topic in self._promotable(ctx):
             set_topic_state(self.store, self.link.name, topic, TopicState.PROMOTED)
             self.report(f"promoted {topic}: mirror stopped for it, the target topic is writable")
-
-
-def _stop_between_batches(ctx: MirrorContext, query: StreamingQuery) -> None:
-    with ctx.lock:
-        ctx.closing = True
-    try:
-        query.stop()
-    finally:
-        with ctx.lock:
-            ctx.closing = False
 
 
 def _first_line(exc: object) -> str:

@@ -67,6 +67,28 @@ def runs_from_deliveries(pairs: Iterable[tuple[int, int]]) -> list[OffsetRun]:
     return runs
 
 
+def runs_of_chunk(sources: Sequence[int], target_first: int) -> list[OffsetRun]:
+    """Runs of a chunk written as one contiguous stretch of target offsets: the i-th
+    source offset of ``sources`` (strictly increasing) went to ``target_first + i``.
+
+    The mirror learns only the first and last target offset of a chunk (one delivery
+    report each); with one writer and an idempotent, gapless producer, a chunk whose
+    span equals its length was written contiguously, so this is exact.
+    """
+    if not sources:
+        return []
+    if sources[-1] - sources[0] + 1 == len(sources):
+        return [OffsetRun(sources[0], target_first, len(sources))]
+    runs: list[OffsetRun] = []
+    start = 0
+    for i in range(1, len(sources) + 1):
+        if i == len(sources) or sources[i] != sources[i - 1] + 1:
+            runs.append(OffsetRun(sources[start], target_first + start, i - start))
+            start = i
+    check_runs(runs)
+    return runs
+
+
 def coalesce(runs: Iterable[OffsetRun]) -> list[OffsetRun]:
     """Merge runs that continue each other; input must be in order."""
     merged: list[OffsetRun] = []

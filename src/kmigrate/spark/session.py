@@ -1,8 +1,10 @@
-"""The SparkSession kmigrate's jobs run in, with Spark's Kafka connector at exactly
-pyspark's version.
+"""The SparkSession kmigrate's jobs run in.
 
-Runs on ``local[*]`` by default and unchanged on any master (standalone, YARN,
-Kubernetes): nothing here assumes the driver and executors share a process or disk.
+Spark schedules, Python tasks move the bytes: jobs hand Spark small work items (offset
+ranges) and the tasks read and write Kafka themselves with confluent-kafka, so no Spark
+Kafka connector is needed. Runs locally by default and unchanged on any master
+(standalone, YARN, Kubernetes): nothing here assumes the driver and executors share a
+process or disk.
 """
 
 from __future__ import annotations
@@ -19,13 +21,11 @@ from pyspark.sql import SparkSession
 
 import kmigrate
 from kmigrate.config import SparkConfig
-from kmigrate.spark.connector import connector_jars
 
 
 def session_conf(spark: SparkConfig) -> dict[str, str]:
     """Spark settings for kmigrate's jobs; the user's ``spark.conf`` wins."""
     conf = {
-        "spark.jars": ",".join(str(p) for p in connector_jars()),
         "spark.ui.enabled": "false",
         # kmigrate reports progress itself; Spark's stage bars would garble it.
         "spark.ui.showConsoleProgress": "false",
@@ -35,7 +35,9 @@ def session_conf(spark: SparkConfig) -> dict[str, str]:
         # One attempt per task on clusters too: a failed write fails the batch, and the
         # mirror's resume logic (not a blind retry) decides what to write again.
         "spark.task.maxFailures": "1",
-        # Executors run kmigrate's writer: same interpreter as the driver by default
+        # Python workers stay up between tasks: they keep their Kafka clients.
+        "spark.python.worker.reuse": "true",
+        # Executors run kmigrate's tasks: same interpreter as the driver by default
         # (on other hosts it must have the same packages installed; see README).
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,

@@ -1,8 +1,8 @@
 """Comparing two sides: chunk digests first, then the first differing pair of records.
 
-Pure logic. Each side of a partition is a sequence of record fingerprints (two 64-bit
-xxHash values over key, value, headers in order, timestamp and timestamp type, computed
-on Spark). The sequence is cut by position into chunks of ``CHUNK`` records; a chunk's
+Pure logic. Each side of a partition is a sequence of record fingerprints (XXH3-128
+over key, value, headers in order, timestamp and timestamp type, computed in Spark
+tasks). The sequence is cut by position into chunks of ``CHUNK`` records; a chunk's
 digest is BLAKE2b over its fingerprints in order, and a side's digest is BLAKE2b over
 its chunk digests. Equal digests and counts mean equal sequences (up to a 2^-128-scale
 accident); otherwise the first differing chunk is read back record by record.
@@ -84,7 +84,7 @@ class RecordView:
     headers: tuple[tuple[str, bytes | None], ...]
     timestamp: int
     timestamp_type: int
-    fingerprint: tuple[int, int]
+    fingerprint: bytes
 
     def field_values(self) -> dict[str, object]:
         return {

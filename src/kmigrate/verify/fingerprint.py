@@ -1,213 +1,185 @@
 """The Spark side of verification: chunk digests of both clusters in one job, and
 reading back a few records where they differ.
 
-Each record's fingerprint is computed in the JVM (two xxHash64 over key, value, headers
-in order, timestamp, timestamp type and null flags, with the arguments in different
-orders), so only four small columns cross into Python, where ``mapInArrow`` chains
-them into chunk digests (see ``compare``). Spark's Kafka source gives one Spark
-partition per Kafka partition, read in offset order (no minPartitions), which is what
-makes position-by-position chunks possible. Runs unchanged on any Spark master.
+Each task reads one offset range of one partition on one side with confluent-kafka
+(``spark.kafka_range``) and returns only its chunk digests: records never become Spark
+rows. A record's fingerprint is XXH3-128 over its key, value, headers in order,
+timestamp and timestamp type, each length-prefixed (None and empty differ); a chunk's
+digest chains ``CHUNK`` fingerprints in order (see ``compare``). One task per range,
+never split, is what makes position-by-position chunks possible. Runs unchanged on any
+Spark master; the read-back for a difference report runs on the driver.
 """
 
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+import xxhash
+from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
+from pyspark.sql import SparkSession
 
 from kmigrate.config import ClusterConfig
-from kmigrate.mirror.batch import SELECT
-from kmigrate.spark.kafka_source import kafka_reader
+from kmigrate.spark.kafka_range import OffsetRange, read_range
+from kmigrate.spark.tasks import run_tasks
 from kmigrate.verify.compare import CHUNK, Chunk, RecordView
 from kmigrate.verify.ranges import Span
 
 TopicPartition = tuple[str, int]
 
-_FIELDS = ("key", "value", "headers", "ts", "timestampType", "key_null", "value_null")
-CHUNK_DDL = (
-    "side string, topic string, partition int, chunk long, first_offset long, "
-    "last_offset long, records long, bytes long, digest binary"
-)
+_RECORD = struct.Struct("<qqqbi")  # key length, value length, timestamp, type, headers
+_HEADER = struct.Struct("<iq")  # name length, value length (-1: None)
+# Kafka's own numbering of timestamp types (confluent-kafka numbers them differently).
+_KAFKA_TIMESTAMP_TYPE = {TIMESTAMP_CREATE_TIME: 0, TIMESTAMP_LOG_APPEND_TIME: 1}
 
 
-def read_spans(
-    spark: SparkSession, cluster: ClusterConfig, spans: Mapping[TopicPartition, Span]
-) -> DataFrame:
-    """Every record in ``spans`` (read_committed, headers included) with its fingerprint."""
-    starting = {tp: span.start for tp, span in spans.items()}
-    ending = {tp: span.end for tp, span in spans.items()}
-    frame = (
-        kafka_reader(spark.read, cluster, spans, starting, ending)
-        .load()
-        .selectExpr(
-            *SELECT,
-            "timestampType",
-            "key IS NULL AS key_null",
-            "value IS NULL AS value_null",
-        )
+def fingerprint(
+    key: bytes | None,
+    value: bytes | None,
+    headers: Iterable[tuple[str, bytes | None]],
+    timestamp: int,
+    timestamp_type: int,
+) -> bytes:
+    """16 bytes that differ, short of a 2^-128-scale accident, when any field differs."""
+    headers = list(headers)
+    parts = [
+        _RECORD.pack(
+            -1 if key is None else len(key),
+            -1 if value is None else len(value),
+            timestamp,
+            timestamp_type,
+            len(headers),
+        ),
+        key or b"",
+        value or b"",
+    ]
+    for name, data in headers:
+        encoded = name.encode()
+        size = -1 if data is None else len(data)
+        parts += (_HEADER.pack(len(encoded), size), encoded, data or b"")
+    return xxhash.xxh3_128_digest(b"".join(parts))
+
+
+def message_view(message: Any) -> RecordView:
+    """A confluent-kafka message as verify sees it (Kafka's timestamp type numbers)."""
+    kind, ts = message.timestamp()
+    key, value = message.key(), message.value()
+    headers = tuple(message.headers() or ())
+    ts_type = _KAFKA_TIMESTAMP_TYPE.get(kind, -1)
+    return RecordView(
+        message.offset(),
+        key,
+        value,
+        headers,
+        ts,
+        ts_type,
+        fingerprint(key, value, headers, ts, ts_type),
     )
-    return frame.withColumns(
-        {
-            "h1": F.xxhash64(*_FIELDS),
-            "h2": F.xxhash64(F.lit("kmigrate-verify"), *reversed(_FIELDS)),
-            "size": F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0)),
-        }
-    )
+
+
+@dataclass(frozen=True)
+class DigestTask:
+    """One side's range of one partition; ``limit`` caps the records read (None: all)."""
+
+    side: str
+    cluster: dict[str, Any]  # librdkafka config (secrets included)
+    topic: str
+    partition: int
+    span: Span
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class DigestResult:
+    side: str
+    topic: str
+    partition: int
+    chunks: list[Chunk]
+
+
+def digest_ranges(tasks: Iterable[DigestTask]) -> Iterator[DigestResult]:
+    """The Spark task function: the chunk digests of each range, in offset order."""
+    for task in tasks:
+        yield DigestResult(task.side, task.topic, task.partition, _digest(task))
+
+
+def _digest(task: DigestTask) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    prints: list[bytes] = []
+    first = last = -1
+    size = 0
+    left = task.limit
+    offsets = OffsetRange(task.topic, task.partition, task.span.start, task.span.end)
+    reader = read_range(task.cluster, offsets)
+    try:
+        for read in reader:
+            messages = read if left is None else read[:left]
+            if left is not None:
+                left -= len(messages)
+            for message in messages:
+                view = message_view(message)
+                if not prints:
+                    first = view.offset
+                prints.append(view.fingerprint)
+                size += len(view.key or b"") + len(view.value or b"")
+                last = view.offset
+                if len(prints) == CHUNK:
+                    chunks.append(_chunk(len(chunks), first, last, prints, size))
+                    prints, size = [], 0
+            if left == 0:
+                break
+    finally:
+        reader.close()
+    if prints:
+        chunks.append(_chunk(len(chunks), first, last, prints, size))
+    return chunks
+
+
+def _chunk(index: int, first: int, last: int, prints: list[bytes], size: int) -> Chunk:
+    digest = hashlib.blake2b(b"".join(prints), digest_size=16).digest()
+    return Chunk(index, first, last, len(prints), size, digest)
 
 
 def chunk_digests(
     spark: SparkSession,
     sides: Mapping[str, tuple[ClusterConfig, Mapping[TopicPartition, Span]]],
+    limits: Mapping[tuple[str, str, int], int] | None = None,
 ) -> dict[tuple[str, str, int], list[Chunk]]:
-    """Chunk digests per (side, topic, partition), both sides in one Spark job."""
-    frames = [
-        read_spans(spark, cluster, spans)
-        .select("topic", "partition", "offset", "h1", "h2", "size")
-        .withColumn("side", F.lit(side))
-        for side, (cluster, spans) in sides.items()
-        if spans
-    ]
-    if not frames:
-        return {}
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    result: dict[tuple[str, str, int], list[Chunk]] = {}
-    for row in union.mapInArrow(_digest_chunks, CHUNK_DDL).collect():
-        result.setdefault((row.side, row.topic, row.partition), []).append(
-            Chunk(
-                row.chunk,
-                row.first_offset,
-                row.last_offset,
-                row.records,
-                row.bytes,
-                bytes(row.digest),
-            )
-        )
-    for chunks in result.values():
-        chunks.sort(key=lambda c: c.index)
-    return result
+    """Chunk digests per (side, topic, partition), every side in one Spark job.
 
-
-def _digest_chunks(batches: Iterable[Any]) -> Iterator[Any]:
-    """Executor side: fingerprints in offset order -> one row per chunk of CHUNK records.
-
-    A Spark partition holds one Kafka partition of one side; the key columns are checked
-    per batch anyway, so a split partition would fail loudly instead of mis-chunking.
+    ``limits`` caps the records read on a (side, topic, partition).
     """
-    key: tuple[str, str, int] | None = None
-    chunk = 0
-    hasher = hashlib.blake2b(digest_size=16)
-    count = size = 0
-    first = last = -1
-    rows: dict[str, list[Any]] = {name: [] for name in _ROW}
-
-    def emit() -> None:
-        nonlocal chunk, hasher, count, size
-        assert key is not None
-        for name, value in zip(
-            _ROW, (*key, chunk, first, last, count, size, hasher.digest()), strict=True
-        ):
-            rows[name].append(value)
-        chunk += 1
-        hasher = hashlib.blake2b(digest_size=16)
-        count = size = 0
-
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        sides = pc.unique(batch.column("side"))
-        topics = pc.unique(batch.column("topic"))
-        partitions = pc.unique(batch.column("partition"))
-        if len(sides) != 1 or len(topics) != 1 or len(partitions) != 1:
-            raise RuntimeError("a Spark partition holds more than one Kafka partition")
-        batch_key = (sides[0].as_py(), topics[0].as_py(), partitions[0].as_py())
-        if key is not None and batch_key != key:
-            raise RuntimeError("a Spark partition holds more than one Kafka partition")
-        key = batch_key
-        offsets = batch.column("offset").to_numpy()
-        prints = np.stack(
-            [batch.column("h1").to_numpy(), batch.column("h2").to_numpy()], axis=1
-        ).astype("<i8")
-        sizes = batch.column("size").to_numpy()
-        pos, n = 0, batch.num_rows
-        while pos < n:
-            take = min(CHUNK - count, n - pos)
-            if count == 0:
-                first = int(offsets[pos])
-            hasher.update(prints[pos : pos + take].tobytes())
-            size += int(sizes[pos : pos + take].sum())
-            count += take
-            last = int(offsets[pos + take - 1])
-            pos += take
-            if count == CHUNK:
-                emit()
-        if rows["side"]:
-            yield pa.RecordBatch.from_pydict(rows, schema=_SCHEMA)
-            rows = {name: [] for name in _ROW}
-    if count:
-        emit()
-        yield pa.RecordBatch.from_pydict(rows, schema=_SCHEMA)
-
-
-_ROW = (
-    "side",
-    "topic",
-    "partition",
-    "chunk",
-    "first_offset",
-    "last_offset",
-    "records",
-    "bytes",
-    "digest",
-)
-_SCHEMA = pa.schema(
-    [
-        ("side", pa.string()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("chunk", pa.int64()),
-        ("first_offset", pa.int64()),
-        ("last_offset", pa.int64()),
-        ("records", pa.int64()),
-        ("bytes", pa.int64()),
-        ("digest", pa.binary()),
-    ]
-)
+    limits = limits or {}
+    tasks = sorted(
+        (
+            DigestTask(side, cluster.as_librdkafka(), tp[0], tp[1], span, limits.get((side, *tp)))
+            for side, (cluster, spans) in sides.items()
+            for tp, span in spans.items()
+            if span.size > 0
+        ),
+        key=lambda t: -t.span.size,  # the biggest first
+    )
+    results = run_tasks(spark, digest_ranges, tasks, description="kmigrate verify")
+    return {(r.side, r.topic, r.partition): r.chunks for r in results}
 
 
 def read_records(
-    spark: SparkSession,
-    cluster: ClusterConfig,
-    topic: str,
-    partition: int,
-    span: Span,
-    limit: int,
+    cluster: ClusterConfig, topic: str, partition: int, span: Span, limit: int
 ) -> list[RecordView]:
-    """The first ``limit`` records of ``span``, with the same fingerprints as the digests."""
-    if span.size <= 0:
+    """The first ``limit`` records of ``span`` (driver side), fingerprinted as the digests."""
+    if span.size <= 0 or limit <= 0:
         return []
-    rows = (
-        read_spans(spark, cluster, {(topic, partition): span})
-        .select("offset", "key", "value", "headers", "ts", "timestampType", "h1", "h2")
-        .limit(limit)
-        .collect()
-    )
-    return [
-        RecordView(
-            r.offset,
-            None if r.key is None else bytes(r.key),
-            None if r.value is None else bytes(r.value),
-            tuple((h.key, None if h.value is None else bytes(h.value)) for h in r.headers or ()),
-            r.ts,
-            r.timestampType,
-            (r.h1, r.h2),
-        )
-        for r in sorted(rows, key=lambda r: r.offset)
-    ]
+    found: list[RecordView] = []
+    offsets = OffsetRange(topic, partition, span.start, span.end)
+    reader = read_range(cluster.as_librdkafka(), offsets)
+    try:
+        for messages in reader:
+            found.extend(message_view(m) for m in messages[: limit - len(found)])
+            if len(found) >= limit:
+                break
+    finally:
+        reader.close()
+    return found

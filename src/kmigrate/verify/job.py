@@ -13,7 +13,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -21,13 +21,16 @@ from pyspark.sql import SparkSession
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Gap, Link
+from kmigrate.mirror.model import Gap, Link, TopicState
 from kmigrate.store import Store
+from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions
 from kmigrate.verify.compare import (
     CHUNK,
+    EXTRA_ON_TARGET,
     LOOKAHEAD,
     Chunk,
+    Difference,
     SideDigest,
     first_difference,
     first_differing_chunk,
@@ -36,6 +39,7 @@ from kmigrate.verify.fingerprint import chunk_digests, read_records
 from kmigrate.verify.ranges import (
     PartitionCheck,
     Span,
+    as_in_flight,
     mapped_records,
     plan_linked,
     plan_positional,
@@ -81,6 +85,7 @@ def plan_link(
     gaps: dict[TopicPartition, list[Gap]] = {}
     for gap in gaps_of(store, link.name):
         gaps.setdefault((gap.topic, gap.partition), []).append(gap)
+    promoted = {t.topic for t in link_topics_of(store, link.name) if t.state is TopicState.PROMOTED}
     return [
         plan_linked(
             s.topic,
@@ -89,6 +94,8 @@ def plan_link(
             source[(s.topic, s.partition)],
             target[(s.topic, s.partition)],
             gaps.get((s.topic, s.partition), ()),
+            target_start=s.target_start,
+            promoted=s.topic in promoted,
         )
         for s in states
     ]
@@ -165,25 +172,82 @@ def run_checks(
     """Digest both sides of every check on Spark, then locate each difference."""
     source_spans = {(c.topic, c.partition): c.source for c in checks if c.source and c.source.size}
     target_spans = {(c.topic, c.partition): c.target for c in checks if c.target and c.target.size}
+    tails = {(c.topic, c.partition): c for c in checks if c.tail is not None}
     comparable = sum(1 for c in checks if c.source is not None and c.target is not None)
     offsets = sum(s.size for s in source_spans.values())
     progress(
         f"digesting {comparable} partition(s), up to {offsets:,} source offsets and "
         f"their target counterparts, on Spark ({spark.sparkContext.master})"
     )
+    source_tails = {tp: c.tail_source for tp, c in tails.items() if c.tail_source is not None}
+    target_tails = {tp: c.tail for tp, c in tails.items() if c.tail is not None}
     digests = chunk_digests(
         spark,
         {
             "source": (sides.source, source_spans),
             "target": (sides.target, target_spans),
+            "source-tail": (sides.source, source_tails),
+            "target-tail": (sides.target, target_tails),
         },
+        limits={("source-tail", *tp): span.size for tp, span in target_tails.items()},
     )
-    results = [_judge(spark, c, digests, sides, progress) for c in checks]
+    results = [_judge(c, digests, sides, progress) for c in checks]
     return _recheck_retention(results, checks, sides)
 
 
 def _judge(
-    spark: SparkSession,
+    check: PartitionCheck,
+    digests: dict[tuple[str, str, int], list[Chunk]],
+    sides: Sides,
+    progress: Progress,
+) -> PartitionResult:
+    result = _judge_mapped(check, digests, sides, progress)
+    if check.tail is None or result.status not in (MATCH, NOTHING_TO_COMPARE):
+        return result
+    assert check.tail_source is not None
+    extra = _foreign_tail_record(check, check.tail, check.tail_source, digests, sides)
+    if extra is None:
+        return replace(result, notes=as_in_flight(check).notes)
+    return replace(
+        result,
+        status=MISMATCH,
+        message=f"extra record on the target at offset {extra.target_offset}, past the "
+        "mirrored range: it is not the source's next record, so the mirror did not write it",
+        difference=extra,
+    )
+
+
+def _foreign_tail_record(
+    check: PartitionCheck,
+    tail: Span,
+    tail_source: Span,
+    digests: dict[tuple[str, str, int], list[Chunk]],
+    sides: Sides,
+) -> Difference | None:
+    """The first target record past the map that is not the source's next record (None
+    when every one is: a mirror batch not recorded yet)."""
+    tp = (check.topic, check.partition)
+    src = digests.get(("source-tail", *tp), [])
+    tgt = digests.get(("target-tail", *tp), [])
+    index = first_differing_chunk(src, tgt)
+    if index is None:
+        return None
+    from_source = src[index].first_offset if index < len(src) else None
+    from_target = tgt[index].first_offset if index < len(tgt) else tail.end
+    source = (
+        []
+        if from_source is None
+        else read_records(sides.source, *tp, Span(from_source, tail_source.end), CHUNK)
+    )
+    target = read_records(sides.target, *tp, Span(from_target, tail.end), CHUNK)
+    for i, t in enumerate(target):
+        s = source[i] if i < len(source) else None
+        if s is None or s.fingerprint != t.fingerprint:
+            return Difference(EXTRA_ON_TARGET, None if s is None else s.offset, t.offset, (), s, t)
+    return None
+
+
+def _judge_mapped(
     check: PartitionCheck,
     digests: dict[tuple[str, str, int], list[Chunk]],
     sides: Sides,
@@ -231,7 +295,6 @@ def _judge(
     from_target = tgt[index].first_offset if index < len(tgt) else check.target.end
     difference = first_difference(
         read_records(
-            spark,
             sides.source,
             check.topic,
             check.partition,
@@ -239,7 +302,6 @@ def _judge(
             want,
         ),
         read_records(
-            spark,
             sides.target,
             check.topic,
             check.partition,

@@ -9,7 +9,7 @@ Without a link, each partition is compared by position from a start on each side
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kmigrate.mirror.model import Gap
 from kmigrate.mirror.offset_map import PartitionOffsetMap
@@ -17,7 +17,9 @@ from kmigrate.mirror.offset_map import PartitionOffsetMap
 RETENTION = "retention"  # deleted (retention, delete-records) on one side: not compared
 NOT_MIRRORED_YET = "not-mirrored-yet"  # on the source past the mirror's read position
 LOST_BEFORE_MIRRORING = "lost-before-mirroring"  # the mirror recorded a gap (data loss)
-UNMAPPED_TARGET = "unmapped-target"  # on the target past the mirrored range
+UNMAPPED_TARGET = "unmapped-target"  # on the target past the mirrored range, not the source's
+IN_FLIGHT_BATCH = "in-flight-batch"  # past the map, equal to the next source records
+AFTER_PROMOTE = "after-promote"  # past the map of a promoted topic: its new owners' writes
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,11 @@ class Note:
             RETENTION: "deleted by retention, not compared",
             NOT_MIRRORED_YET: "not mirrored yet",
             LOST_BEFORE_MIRRORING: "deleted before the mirror copied it (recorded data loss)",
-            UNMAPPED_TARGET: "past the mirrored range (another producer, or a mirror batch "
-            "not recorded yet)",
+            UNMAPPED_TARGET: "past the mirrored range and not the source's next records",
+            IN_FLIGHT_BATCH: "past the mirrored range, equal to the next source records "
+            "(a mirror batch not recorded yet: interrupted or in flight)",
+            AFTER_PROMOTE: f"{self.end - self.start:,} record(s) written after the topic was "
+            "promoted (its new producers)",
         }[self.kind]
         return f"{self.side} offsets {self.start}..{self.end - 1}: {what}"
 
@@ -63,6 +68,10 @@ class PartitionCheck:
     target: Span | None
     notes: tuple[Note, ...] = ()
     map: PartitionOffsetMap | None = None
+    # Target records past the map: they must equal the source's next records (the first
+    # ones of ``tail_source``) to be an unrecorded mirror batch rather than a mismatch.
+    tail: Span | None = None
+    tail_source: Span | None = None
 
 
 def plan_linked(
@@ -72,23 +81,52 @@ def plan_linked(
     source_offsets: Span,
     target_offsets: Span,
     gaps: Iterable[Gap] = (),
+    *,
+    target_start: int = 0,
+    promoted: bool = False,
 ) -> PartitionCheck:
     """Compare the mapped pairs from the first one both sides still retain to the map's end.
 
     ``source_offsets``/``target_offsets`` are each partition's log start and the end a
-    read_committed consumer can read to.
+    read_committed consumer can read to; ``target_start`` is where the target ended
+    when the link adopted it. Target records past the map are written by the new owners
+    when the topic is ``promoted``; otherwise they are checked against the source's next
+    records (the check's ``tail``).
     """
     notes: list[Note] = [
         Note(LOST_BEFORE_MIRRORING, "source", g.source_start, g.source_end) for g in gaps
     ]
     if source_offsets.end > offset_map.source_next:
         notes.append(Note(NOT_MIRRORED_YET, "source", offset_map.source_next, source_offsets.end))
-    runs = offset_map.runs
     target_next = offset_map.target_next
-    if target_next is not None and target_offsets.end > target_next:
-        notes.append(Note(UNMAPPED_TARGET, "target", target_next, target_offsets.end))
+    tail_start = max(target_start if target_next is None else target_next, target_offsets.start)
+    tail = None
+    if target_offsets.end > tail_start:
+        if promoted:
+            notes.append(Note(AFTER_PROMOTE, "target", tail_start, target_offsets.end))
+        else:
+            notes.append(Note(UNMAPPED_TARGET, "target", tail_start, target_offsets.end))
+            tail = Span(tail_start, target_offsets.end)
+    spans = _compared_spans(offset_map, source_offsets, target_offsets, notes)
+    return PartitionCheck(
+        topic,
+        partition,
+        *spans,
+        tuple(notes),
+        offset_map,
+        tail=tail,
+        tail_source=Span(offset_map.source_next, source_offsets.end) if tail else None,
+    )
+
+
+def _compared_spans(
+    offset_map: PartitionOffsetMap, source_offsets: Span, target_offsets: Span, notes: list[Note]
+) -> tuple[Span | None, Span | None]:
+    """The source and target spans of the mapped pairs both sides still hold (adds
+    retention notes)."""
+    runs, target_next = offset_map.runs, offset_map.target_next
     if not runs or target_next is None:
-        return PartitionCheck(topic, partition, None, None, tuple(notes), offset_map)
+        return None, None
     first = runs[0]
     if source_offsets.start > first.source_start:
         notes.append(Note(RETENTION, "source", first.source_start, source_offsets.start))
@@ -99,17 +137,22 @@ def plan_linked(
             0, source_offsets.start - run.source_start, target_offsets.start - run.target_start
         )
         if skip < run.length:
-            return PartitionCheck(
-                topic,
-                partition,
-                # A side that holds less than the map says is compared as it is: the
-                # comparison then reports what is missing.
+            # A side that holds less than the map says is compared as it is: the
+            # comparison then reports what is missing.
+            return (
                 Span(run.source_start + skip, min(offset_map.source_next, source_offsets.end)),
                 Span(run.target_start + skip, min(target_next, target_offsets.end)),
-                tuple(notes),
-                offset_map,
             )
-    return PartitionCheck(topic, partition, None, None, tuple(notes), offset_map)
+    return None, None
+
+
+def as_in_flight(check: PartitionCheck) -> PartitionCheck:
+    """The check with its tail noted as an unrecorded mirror batch (it matched)."""
+    notes = tuple(
+        Note(IN_FLIGHT_BATCH, n.side, n.start, n.end) if n.kind == UNMAPPED_TARGET else n
+        for n in check.notes
+    )
+    return replace(check, notes=notes)
 
 
 def plan_positional(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import time
 from pathlib import Path
 
 from kmigrate.config import load_settings
@@ -16,7 +15,7 @@ from kmigrate.mirror.model import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import wait_for
+from tests.helpers import seeded, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.groups.consumers import (
     assert_exactly_once,
@@ -26,13 +25,6 @@ from tests.integration.groups.consumers import (
 )
 from tests.integration.migration.harness import Migration, fill, new_migration, spawn_cli
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
-
-
-def seeded() -> random.Random:
-    """The random kill moments; replay a failure with KMIGRATE_TEST_SEED=<printed seed>."""
-    seed = int(os.environ.get("KMIGRATE_TEST_SEED", time.time()))
-    print(f"seed {seed}")
-    return random.Random(seed)
 
 
 def kill_at_random(m: Migration, rng: random.Random, span: tuple[float, float], *args: str) -> str:

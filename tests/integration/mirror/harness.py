@@ -28,13 +28,13 @@ from kmigrate.store.runs import get_run
 from tests.helpers import unique, wait_for
 
 
-def mirror_config(cluster_config: Path, folder: Path) -> Path:
+def mirror_config(cluster_config: Path, folder: Path, master: str = "local[2]") -> Path:
     """A config with the test clusters and a store of its own in ``folder``."""
     raw = yaml.safe_load(cluster_config.read_text())
     if raw.get("env_file"):
         raw["env_file"] = str((cluster_config.parent / raw["env_file"]).resolve())
     raw["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
-    raw["spark"] = {"master": "local[2]", "conf": {"spark.sql.shuffle.partitions": "2"}}
+    raw["spark"] = {"master": master, "conf": {"spark.sql.shuffle.partitions": "2"}}
     path = folder / "kmigrate.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path

@@ -1,0 +1,385 @@
+"""The executor side of the mirror: copy one source offset range to the same target
+partition, inside a Spark task, with confluent-kafka on both ends.
+
+A task gets a ``RangePlan`` (from the driver, which alone talks to the store) and
+returns a ``RangeResult``: offset runs, the first offset seen, where reading stopped,
+and at most one error. For its partition it
+
+1. reads the range with the worker's cached read_committed consumer;
+2. if the target partition is ahead of where the map says it should end, reads those
+   target records back and accepts them only if they equal, in order, the next records
+   of the range (an earlier attempt wrote them and died before recording);
+3. produces the rest to the same partition number with key, value, headers and
+   timestamp through the worker's cached producer (idempotent, acks=all, gapless).
+
+Delivery reports are requested only for the first and last record of each chunk (the
+records of one consume call): a Python callback per record costs a third of the
+throughput on small records. With one writer per mirror topic and a gapless idempotent
+producer, a chunk whose last - first + 1 equals its length, adjacent to the chunk
+before, was written contiguously in order; anything else fails the partition
+(``foreign-write`` for a longer span or a misplaced chunk, ``kafka`` for a shorter
+one), and only the chunks proven before it count.
+
+It never raises for a data problem; the driver decides. Anything else that stops a
+task fails the batch, and the next attempt starts again from the offset map.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+
+from kmigrate.mirror.offset_map import OffsetRun, coalesce, runs_from_deliveries, runs_of_chunk
+from kmigrate.spark.kafka_range import (
+    OffsetRange,
+    RangeReadError,
+    forget_client,
+    read_range,
+    worker_client,
+)
+
+_METADATA_LAGS = {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
+
+
+@dataclass(frozen=True)
+class RangePlan:
+    """One partition's work in a batch, as the driver planned it."""
+
+    topic: str
+    partition: int
+    start: int  # the map's read position (source_next)
+    end: int  # the source's stable end when planned (exclusive)
+    expected_end: int  # where the target ends if only the mirror wrote to it
+    actual_end: int  # where it ends now (the driver asked just before the batch)
+
+
+@dataclass(frozen=True)
+class CopySettings:
+    """Everything a task needs besides its range; pickled to executors."""
+
+    source: dict[str, Any]  # librdkafka config of the source cluster (secrets included)
+    target: dict[str, Any]
+    producer: dict[str, Any] = field(default_factory=dict)
+    flush_timeout_s: float = 300.0
+    # A task stops reading after this many bytes (the rest is the next batch's), so a
+    # batch of a long backlog is recorded every few seconds, not after hours.
+    max_bytes: int = 256 * 1024 * 1024
+
+    def producer_config(self) -> dict[str, Any]:
+        return {
+            **self.target,
+            "acks": "all",
+            "enable.idempotence": True,
+            # A failed record must fail every later one: no gap may hide in a chunk.
+            "enable.gapless.guarantee": True,
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "message.max.bytes": 100 * 1024 * 1024,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 512 * 1024,
+            **self.producer,
+        }
+
+
+@dataclass
+class RangeResult:
+    """What a task found and wrote for one partition."""
+
+    topic: str
+    partition: int
+    runs: list[OffsetRun] = field(default_factory=list)
+    first_seen: int | None = None  # the first source offset read
+    seen: int = 0
+    next_offset: int | None = None  # where reading stopped (None: nothing certain)
+    last_timestamp: int | None = None
+    resumed: int = 0  # records an interrupted attempt had written, found and kept
+    error: tuple[str, str] | None = None  # (code, message)
+
+    def fail(self, code: str, message: str) -> None:
+        if self.error is None:
+            self.error = (code, message)
+
+
+class _Chunk:
+    """Records produced back to back; delivery reports for the first and last only."""
+
+    __slots__ = ("error", "first", "last", "sources")
+
+    def __init__(self, sources: list[int]) -> None:
+        self.sources = sources
+        self.first: int | None = None
+        self.last: int | None = None
+        self.error: str | None = None
+
+    def on_first(self, error: KafkaError | None, message: Any) -> None:
+        if error is not None:
+            self.error = self.error or error.str()
+        else:
+            self.first = message.offset()
+
+    def on_last(self, error: KafkaError | None, message: Any) -> None:
+        if error is not None:
+            self.error = self.error or error.str()
+        else:
+            self.last = message.offset()
+
+    def on_both(self, error: KafkaError | None, message: Any) -> None:
+        self.on_first(error, message)
+        self.on_last(error, message)
+
+
+def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[RangeResult]:
+    """The Spark task function (``mapPartitions``): one result per planned range."""
+    for plan in plans:
+        yield _RangeCopy(settings, plan).run()
+
+
+class _RangeCopy:
+    def __init__(self, settings: CopySettings, plan: RangePlan) -> None:
+        self.settings = settings
+        self.plan = plan
+        self.result = RangeResult(plan.topic, plan.partition)
+        self.verified: list[tuple[int, int]] = []  # (source, target) found on the target
+        self.chunks: list[_Chunk] = []
+        self.reader: Consumer | None = None
+        self.config = settings.producer_config()
+        self.producer: Producer = worker_client("producer", self.config, self._new_producer)
+
+    def _new_producer(self) -> Producer:
+        return Producer(self.config)
+
+    @property
+    def to_verify(self) -> int:
+        return self.plan.actual_end - self.plan.expected_end - len(self.verified)
+
+    def run(self) -> RangeResult:
+        plan, result = self.plan, self.result
+        if plan.actual_end < plan.expected_end:
+            result.fail("foreign-write", _behind(plan))
+            return result
+        try:
+            self._copy()
+        except RangeReadError as exc:
+            result.fail("kafka", str(exc))
+        finally:
+            if self.reader is not None:
+                self.reader.close()
+        self._finish()
+        return result
+
+    def _copy(self) -> None:
+        plan, result = self.plan, self.result
+        source = OffsetRange(plan.topic, plan.partition, plan.start, plan.end)
+        size = 0
+        for read in read_range(self.settings.source, source):
+            if result.first_seen is None:
+                result.first_seen = read[0].offset()
+            result.seen += len(read)
+            read_to = read[-1].offset() + 1
+            messages = self._verify(read) if self.to_verify > 0 else read
+            if messages and result.error is None:
+                size += self._send(messages)
+            if result.error is not None:
+                return
+            if size >= self.settings.max_bytes:
+                result.next_offset = read_to
+                return
+        result.next_offset = plan.end
+
+    def _verify(self, messages: list[Any]) -> list[Any]:
+        """The target holds records the map does not know: they must be the range's next.
+        Returns the messages left to produce."""
+        for index, message in enumerate(messages):
+            if self.to_verify == 0:
+                self._close_reader()
+                return messages[index:]
+            target_offset = self.plan.expected_end + len(self.verified)
+            if self.reader is None:
+                self.reader = _reader(self.settings.target, self.plan, target_offset)
+            found = _next_message(self.reader, self.settings.flush_timeout_s)
+            if found is None or found.offset() != target_offset or not _same(found, message):
+                self.result.fail(
+                    "foreign-write", _foreign(self.plan, target_offset, message.offset())
+                )
+                return []
+            self.verified.append((message.offset(), target_offset))
+            self.result.last_timestamp = message.timestamp()[1]
+        if self.to_verify == 0:
+            self._close_reader()
+        return []
+
+    def _close_reader(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+
+    def _send(self, messages: list[Any]) -> int:
+        """Produce ``messages`` as one chunk; returns their key and value bytes."""
+        chunk = _Chunk([m.offset() for m in messages])
+        self.chunks.append(chunk)
+        last = len(messages) - 1
+        size = 0
+        for index, message in enumerate(messages):
+            callback: Any = None
+            if index == 0:
+                callback = chunk.on_both if last == 0 else chunk.on_first
+            elif index == last:
+                callback = chunk.on_last
+            value, key = message.value(), message.key()
+            size += (len(value) if value else 0) + (len(key) if key else 0)
+            if not self._produce(message, value, key, callback):
+                return size
+        self.result.last_timestamp = messages[-1].timestamp()[1]
+        self.producer.poll(0)
+        return size
+
+    def _produce(self, message: Any, value: Any, key: Any, callback: Any) -> bool:
+        kind, ts = message.timestamp()
+        kwargs: dict[str, Any] = {
+            "partition": self.plan.partition,
+            "timestamp": 0 if kind == TIMESTAMP_NOT_AVAILABLE else ts,
+        }
+        headers = message.headers()
+        if headers:
+            kwargs["headers"] = headers
+        if callback is not None:
+            kwargs["on_delivery"] = callback
+        deadline = time.monotonic() + self.settings.flush_timeout_s
+        while True:
+            try:
+                self.producer.produce(self.plan.topic, value, key, **kwargs)
+                return True
+            except BufferError:
+                self.producer.poll(0.05)
+            except KafkaException as exc:
+                code = exc.args[0].code() if exc.args else None
+                if code in _METADATA_LAGS and time.monotonic() < deadline:
+                    # A partition just added: this cached producer has not seen it yet.
+                    self.producer.list_topics(self.plan.topic, timeout=5)
+                    continue
+                self.chunks[-1].error = f"{exc}"
+                self.result.fail("kafka", f"producing to {_where(self.plan)} failed: {exc}")
+                return False
+
+    def _finish(self) -> None:
+        """Wait for the chunks' delivery reports and turn the proven ones into runs."""
+        remaining = self.producer.flush(self.settings.flush_timeout_s) if self.chunks else 0
+        result, plan = self.result, self.plan
+        runs = runs_from_deliveries(self.verified)
+        expected = plan.expected_end + len(self.verified)
+        for chunk in self.chunks:
+            problem = _chunk_problem(
+                chunk, expected, remaining, self.settings.flush_timeout_s, _where(plan)
+            )
+            if problem is not None:
+                result.fail(*problem)
+                if chunk.error is not None and _fatal(chunk.error):
+                    forget_client("producer", self.config)
+                break
+            assert chunk.first is not None
+            runs.extend(runs_of_chunk(chunk.sources, chunk.first))
+            expected = chunk.first + len(chunk.sources)
+        result.runs = coalesce(runs)
+        result.resumed = len(self.verified)
+        if result.error is not None:
+            # Only what was verifiably written counts; the rest is read again next time.
+            result.next_offset = result.runs[-1].source_end if result.runs else None
+
+
+def _chunk_problem(
+    chunk: _Chunk, expected: int, remaining: int, timeout_s: float, where: str
+) -> tuple[str, str] | None:
+    """Why this chunk cannot count as written at target offsets ``expected`` on, if so."""
+    if chunk.error is not None:
+        return "kafka", f"producing to {where} failed: {chunk.error}"
+    if chunk.first is None or chunk.last is None:
+        what = "were not acknowledged within" if remaining else "got no delivery report in"
+        return "kafka", f"{len(chunk.sources)} record(s) to {where} {what} {timeout_s:g}s"
+    span = chunk.last - chunk.first + 1
+    if chunk.first != expected or span > len(chunk.sources):
+        return "foreign-write", _FOREIGN.format(where=where, target=min(expected, chunk.first))
+    if span < len(chunk.sources):
+        return "kafka", (
+            f"{len(chunk.sources) - span} record(s) copied from source offset "
+            f"{chunk.sources[0]} on were dropped by the producer while later ones reached "
+            f"{where}: the target copy has a gap; roll the topic back and mirror it again"
+        )
+    return None
+
+
+def _fatal(error: str) -> bool:
+    return "fatal" in error.lower() or "gapless" in error.lower()
+
+
+def _where(plan: RangePlan) -> str:
+    return f"{plan.topic}[{plan.partition}]"
+
+
+_FOREIGN = (
+    "target partition {where} was written by something other than the mirror near "
+    "target offset {target}; stop that writer (a mirror topic has one writer until promoted)"
+)
+
+
+def _behind(plan: RangePlan) -> str:
+    return (
+        f"target partition {_where(plan)} ends at offset {plan.actual_end} "
+        f"but the mirror wrote up to {plan.expected_end}: records were deleted from it "
+        "or the topic was recreated"
+    )
+
+
+def _foreign(plan: RangePlan, target_offset: int, source_offset: int) -> str:
+    return (
+        f"target partition {_where(plan)} was written by something other than "
+        f"the mirror: the record at target offset {target_offset} is not the copy of source "
+        f"offset {source_offset}; "
+        "stop that writer (a mirror topic has one writer until promoted)"
+    )
+
+
+def _same(found: Any, message: Any) -> bool:
+    if found.key() != message.key() or found.value() != message.value():
+        return False
+    if list(found.headers() or ()) != list(message.headers() or ()):
+        return False
+    kind, ts = found.timestamp()
+    return bool(kind != TIMESTAMP_CREATE_TIME or ts == message.timestamp()[1])
+
+
+def _reader(target: dict[str, Any], plan: RangePlan, offset: int) -> Consumer:
+    consumer = Consumer(
+        {
+            **target,
+            "group.id": "kmigrate-mirror-check",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+            "enable.partition.eof": True,
+        }
+    )
+    consumer.assign([TopicPartition(plan.topic, plan.partition, offset)])
+    return consumer
+
+
+def _next_message(consumer: Consumer, timeout_s: float) -> Any | None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None:
+            continue
+        if message.error() is not None:
+            return None
+        return message
+    return None

@@ -1,0 +1,146 @@
+"""How kmigrate's Spark tasks read Kafka: one offset range of one partition, with
+confluent-kafka in the Python task, read_committed.
+
+Records never become Spark rows (DESIGN.md, "Data plane"): the task reads its range
+itself and hands the records to the mirror's writer or verify's hasher. One consumer
+per Python worker and cluster config is kept across tasks (Spark reuses its Python
+workers), so a task costs an ``assign``, not a connection and a metadata round trip.
+
+A range ends at its planned end or at the partition's end, whichever comes first. Under
+read_committed the last offsets of a range may be transaction markers or aborted
+records that are never delivered, so the end is found from the consumer's position at
+partition EOF, not from seeing offset ``end - 1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+# Records per consume() call: big enough that the per-call cost vanishes, small enough
+# that a task's memory stays bounded (librdkafka prefetches behind it).
+CONSUME_BATCH = 10_000
+CONSUMER_SETTINGS: dict[str, Any] = {
+    "group.id": "kmigrate-range-reader",  # never joins or commits: ranges are assigned
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "isolation.level": "read_committed",
+    "enable.partition.eof": True,
+    # Records below the log start are gone: start at the log start and let the caller
+    # notice (its first record lies past the range's start) instead of failing blindly.
+    "auto.offset.reset": "earliest",
+    "fetch.max.bytes": 64 * 1024 * 1024,
+    "max.partition.fetch.bytes": 8 * 1024 * 1024,
+    "queued.max.messages.kbytes": 256 * 1024,
+}
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    """Offsets [start, end) of one partition; ``end`` is exclusive."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}[{self.partition}] offsets {self.start}..{self.end - 1}"
+
+
+class RangeReadError(Exception):
+    """The range could not be read (a broker error, or no progress for too long)."""
+
+
+Client = TypeVar("Client")
+_CLIENTS: dict[tuple[str, str], Any] = {}
+
+
+def config_key(config: dict[str, Any]) -> str:
+    """A stable key for a client config (secrets included, so it is only hashed)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def worker_client(kind: str, config: dict[str, Any], make: Callable[[], Client]) -> Client:
+    """The client of this kind and config that this Python worker keeps across tasks."""
+    key = (kind, config_key(config))
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = make()
+        _CLIENTS[key] = client
+    return client
+
+
+def forget_client(kind: str, config: dict[str, Any]) -> None:
+    """Drop a cached client after a fatal error; the next task makes a new one."""
+    _CLIENTS.pop((kind, config_key(config)), None)
+
+
+def range_consumer(cluster: dict[str, Any]) -> Consumer:
+    config = {**cluster, **CONSUMER_SETTINGS}
+    return worker_client("consumer", config, lambda: Consumer(config))
+
+
+def read_range(
+    cluster: dict[str, Any], offsets: OffsetRange, *, stall_timeout_s: float = 120.0
+) -> Generator[list[Any], None, None]:
+    """The records of ``offsets`` in offset order, in lists of up to CONSUME_BATCH.
+
+    Offsets may have gaps (compaction, markers, aborted records). Stops at the first
+    record at or past ``end``, or at partition EOF once the position reached ``end``.
+    A caller may stop early (close the generator). Raises RangeReadError on a broker
+    error or when nothing arrives for ``stall_timeout_s``.
+    """
+    if offsets.end <= offsets.start:
+        return
+    consumer = range_consumer(cluster)
+    tp = TopicPartition(offsets.topic, offsets.partition, offsets.start)
+    consumer.assign([tp])
+    try:
+        yield from _records(consumer, offsets, stall_timeout_s)
+    finally:
+        consumer.unassign()
+
+
+def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterator[list[Any]]:
+    last_progress = time.monotonic()
+    while True:
+        messages = consumer.consume(CONSUME_BATCH, 0.5)
+        if not messages:
+            # Retention may have deleted the rest of the range: the consumer was reset
+            # to the log start past it and librdkafka reports no EOF there.
+            if _position(consumer, offsets) >= offsets.end:
+                return
+            if time.monotonic() - last_progress > stall_s:
+                raise RangeReadError(f"reading {offsets}: no record for {stall_s:g}s")
+            continue
+        last_progress = time.monotonic()
+        batch: list[Any] = []
+        done = False
+        for message in messages:
+            error = message.error()
+            if error is None:
+                if message.offset() >= offsets.end:
+                    done = True
+                    break
+                batch.append(message)
+            elif error.code() != KafkaError._PARTITION_EOF:
+                raise RangeReadError(f"reading {offsets}: {error.str()}")
+            elif _position(consumer, offsets) >= offsets.end:
+                done = True
+                break
+        if batch:
+            yield batch
+        if done:
+            return
+
+
+def _position(consumer: Consumer, offsets: OffsetRange) -> int:
+    found = consumer.position([TopicPartition(offsets.topic, offsets.partition)])[0]
+    return int(found.offset)

@@ -119,7 +119,9 @@ def time_copy(
         time.sleep(0.2)
 
 
-def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds: float) -> dict:
+def measure_lag(
+    source_bootstrap: str, target_bootstrap: str, topic: str, rate: int, seconds: float
+) -> dict:
     """Fixed-rate producer on the source; a target consumer measures produced-to-readable."""
     lags: list[float] = []
     stop = threading.Event()
@@ -133,7 +135,7 @@ def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds
                 "enable.auto.commit": False,
             }
         )
-        consumer.subscribe([LAG_TOPIC])
+        consumer.subscribe([topic])
         while not stop.is_set():
             for msg in consumer.consume(1000, 0.2):
                 if msg.error() is None:
@@ -151,7 +153,7 @@ def measure_lag(source_bootstrap: str, target_bootstrap: str, rate: int, seconds
         due = int((time.monotonic() - t0) * rate)
         while sent < due:
             producer.produce(
-                LAG_TOPIC, payload, partition=sent % PARTITIONS, timestamp=int(time.time() * 1000)
+                topic, payload, partition=sent % PARTITIONS, timestamp=int(time.time() * 1000)
             )
             sent += 1
         producer.poll(0.001)
@@ -170,9 +172,13 @@ def contender(name: str, launch, bench: Bench, source, target, args, *, group: b
     then the lag measurement while the last one still runs."""
     sizes = {}
     counts = {"bench-small": args.small, "bench-large": args.large}
+    # A lag topic of its own, empty until measured: the other copier's lag records
+    # (old timestamps) must not be copied into this one's measurement.
+    lag_topic = f"{LAG_TOPIC}-{name}"
+    source.create_topic(lag_topic, PARTITIONS)
     for index, topic in enumerate(TOPICS):
         reset_target(target)
-        proc = launch(f"{topic}|{LAG_TOPIC}", f"bench-{index}")
+        proc = launch(f"{topic}|{lag_topic}", f"bench-{index}")
         try:
             copy = time_copy(source, target, [topic], timeout=3600)
             volume = counts[topic] * TOPICS[topic]
@@ -184,7 +190,11 @@ def contender(name: str, launch, bench: Bench, source, target, args, *, group: b
             print(f"{name} {topic}: {json.dumps(sizes[topic])}", flush=True)
             if index == len(TOPICS) - 1:
                 lag = measure_lag(
-                    bench.source_bootstrap, bench.target_bootstrap, args.lag_rate, args.lag_seconds
+                    bench.source_bootstrap,
+                    bench.target_bootstrap,
+                    lag_topic,
+                    args.lag_rate,
+                    args.lag_seconds,
                 )
         finally:
             stop(proc, group=group)
@@ -236,7 +246,7 @@ def main() -> None:
         ClusterAdmin(bench.settings.cluster("source")) as source,
         ClusterAdmin(bench.settings.cluster("target")) as target,
     ):
-        for topic in [*TOPICS, LAG_TOPIC]:
+        for topic in TOPICS:
             source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
         print("pre-loading the source ...", flush=True)
         for topic, n in (("bench-small", args.small), ("bench-large", args.large)):

@@ -111,7 +111,7 @@ def test_spark_tasks_read_the_secure_cluster_with_the_same_cluster_entry(
     """One clusters.yaml entry drives the admin layer and the Spark tasks alike: a task
     on an executor authenticates with the same SCRAM credentials (confluent-kafka)."""
     from kmigrate.config import SparkConfig
-    from kmigrate.spark.session import build_session
+    from kmigrate.spark.session import build_context
     from kmigrate.spark.tasks import run_tasks
     from kmigrate.verify.fingerprint import DigestTask, digest_ranges, fingerprint
     from kmigrate.verify.ranges import Span
@@ -123,13 +123,10 @@ def test_spark_tasks_read_the_secure_cluster_with_the_same_cluster_entry(
     sent = produce(
         cluster,
         topic.name,
-        [
-            Record(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),), now + i, i % 2)
-            for i in range(20)
-        ],
+        [Record(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),), now + i, i % 2) for i in range(20)],
     )
     tasks = [DigestTask("s", cluster.as_librdkafka(), topic.name, p, Span(0, 10)) for p in (0, 1)]
-    spark = build_session(SparkConfig(master="local[2]"), "kmigrate-test")
+    spark = build_context(SparkConfig(master="local[2]"), "kmigrate-test")
     try:
         results = run_tasks(spark, digest_ranges, tasks, description="secure read")
     finally:

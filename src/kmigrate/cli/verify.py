@@ -11,7 +11,7 @@ from kmigrate.cli.context import AppContext, json_option, pass_app
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.model import compile_topics
-from kmigrate.spark.session import build_session
+from kmigrate.spark.session import build_context
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
 from kmigrate.verify.compare import RecordView
@@ -100,7 +100,7 @@ def _run(
         else:
             plan = lambda: plan_position(pattern, start or "earliest", sides)  # type: ignore[arg-type]  # noqa: E731
         return verify(
-            lambda: build_session(settings.spark, "kmigrate-verify"),
+            lambda: build_context(settings.spark, "kmigrate-verify"),
             sides,
             plan,
             mode="link" if link_name else "position",

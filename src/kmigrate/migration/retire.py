@@ -18,7 +18,7 @@ from kmigrate.migration.model import TopicPhase, retirable
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
 from kmigrate.mirror.model import TopicState
-from kmigrate.spark.session import build_session
+from kmigrate.spark.session import build_context
 from kmigrate.store.links import require_link, set_topic_state
 from kmigrate.store.migrations import set_state
 from kmigrate.store.offsets import load_partitions
@@ -116,7 +116,7 @@ def _verify(
     pattern = re.compile(m.plan.topics_regex(topics))
     report(f"verifying {', '.join(topics)} record by record (Spark)")
     return verify(
-        lambda: build_session(settings.spark, "kmigrate-verify"),
+        lambda: build_context(settings.spark, "kmigrate-verify"),
         sides,
         lambda: plan_link(m.store, link, pattern, sides),
         mode="link",

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 from kmigrate.errors import (
     DataLossError,
@@ -99,7 +99,7 @@ class MirrorContext:
         }
 
 
-def run_batch(ctx: MirrorContext, spark: SparkSession, pairs: list[TopicPartition]) -> int:
+def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartition]) -> int:
     """Copy what the source holds past the map on ``pairs``; returns records copied.
 
     Exact: never skips or repeats a record. Raises (after recording what was proven

@@ -88,7 +88,7 @@ class CopySettings:
             "batch.size": 1_000_000,
             "message.max.bytes": 100 * 1024 * 1024,
             "queue.buffering.max.messages": 1_000_000,
-            "queue.buffering.max.kbytes": 512 * 1024,
+            "queue.buffering.max.kbytes": 256 * 1024,
             **self.producer,
         }
 

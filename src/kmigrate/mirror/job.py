@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
@@ -30,7 +30,7 @@ from kmigrate.mirror.control import check_not_running
 from kmigrate.mirror.copy_task import CopySettings
 from kmigrate.mirror.model import Link, RunState, TopicState
 from kmigrate.mirror.topology import Assignment, sync_topology
-from kmigrate.spark.session import build_session
+from kmigrate.spark.session import build_context
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
 from kmigrate.store.runs import begin_run, report_run
@@ -117,7 +117,7 @@ class MirrorJob:
         with ClusterAdmin(source_cfg) as source, ClusterAdmin(target_cfg) as target:
             assignment = sync_topology(self.store, self.link, source, target, self.report)
             self.report(f"starting Spark ({spark_cfg.master})")
-            spark = build_session(spark_cfg, f"kmigrate-mirror-{self.link.name}")
+            spark = build_context(spark_cfg, f"kmigrate-mirror-{self.link.name}")
             ctx = MirrorContext(
                 self.store,
                 self.link,
@@ -137,7 +137,7 @@ class MirrorJob:
             finally:
                 spark.stop()
 
-    def _loop(self, spark: SparkSession, ctx: MirrorContext, assignment: Assignment) -> None:
+    def _loop(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> None:
         while not self.stop_requested:
             ctx.reload()
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
@@ -162,7 +162,7 @@ class MirrorJob:
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
             time.sleep(min(HEARTBEAT_S, max(deadline - time.monotonic(), 0)))
 
-    def _mirror(self, spark: SparkSession, ctx: MirrorContext, assignment: Assignment) -> None:
+    def _mirror(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> None:
         """Run batches until the topology should be refreshed or the process stops."""
         pairs = assignment.pairs()
         next_refresh = time.monotonic() + self.options.refresh_interval_s

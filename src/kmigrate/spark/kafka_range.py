@@ -37,7 +37,7 @@ CONSUMER_SETTINGS: dict[str, Any] = {
     "auto.offset.reset": "earliest",
     "fetch.max.bytes": 64 * 1024 * 1024,
     "max.partition.fetch.bytes": 8 * 1024 * 1024,
-    "queued.max.messages.kbytes": 256 * 1024,
+    "queued.max.messages.kbytes": 128 * 1024,
 }
 
 

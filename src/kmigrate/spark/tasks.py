@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
 def run_tasks(
-    spark: SparkSession,
+    spark: SparkContext,
     function: Callable[[Iterable[Item]], Iterator[Result]],
     items: Sequence[Item],
     *,
@@ -32,7 +32,6 @@ def run_tasks(
     """
     if not items:
         return []
-    context = spark.sparkContext
-    context.setJobDescription(description)
-    rdd: Any = context.parallelize(list(items), len(items))
+    spark.setJobDescription(description)
+    rdd: Any = spark.parallelize(list(items), len(items))
     return list(rdd.mapPartitions(function).collect())

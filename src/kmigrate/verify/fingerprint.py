@@ -20,7 +20,7 @@ from typing import Any
 
 import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 from kmigrate.config import ClusterConfig
 from kmigrate.spark.kafka_range import OffsetRange, read_range
@@ -144,7 +144,7 @@ def _chunk(index: int, first: int, last: int, prints: list[bytes], size: int) ->
 
 
 def chunk_digests(
-    spark: SparkSession,
+    spark: SparkContext,
     sides: Mapping[str, tuple[ClusterConfig, Mapping[TopicPartition, Span]]],
     limits: Mapping[tuple[str, str, int], int] | None = None,
 ) -> dict[tuple[str, str, int], list[Chunk]]:

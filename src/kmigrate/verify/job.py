@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
@@ -167,7 +167,7 @@ def _start_file(path: str) -> dict[TopicPartition, tuple[int, int]]:
 
 
 def run_checks(
-    spark: SparkSession, checks: list[PartitionCheck], sides: Sides, progress: Progress
+    spark: SparkContext, checks: list[PartitionCheck], sides: Sides, progress: Progress
 ) -> list[PartitionResult]:
     """Digest both sides of every check on Spark, then locate each difference."""
     source_spans = {(c.topic, c.partition): c.source for c in checks if c.source and c.source.size}
@@ -177,7 +177,7 @@ def run_checks(
     offsets = sum(s.size for s in source_spans.values())
     progress(
         f"digesting {comparable} partition(s), up to {offsets:,} source offsets and "
-        f"their target counterparts, on Spark ({spark.sparkContext.master})"
+        f"their target counterparts, on Spark ({spark.master})"
     )
     source_tails = {tp: c.tail_source for tp, c in tails.items() if c.tail_source is not None}
     target_tails = {tp: c.tail for tp, c in tails.items() if c.tail is not None}
@@ -370,7 +370,7 @@ def _raced(r: PartitionResult) -> PartitionResult:
 
 
 def verify(
-    spark_factory: Callable[[], SparkSession],
+    spark_factory: Callable[[], SparkContext],
     sides: Sides,
     plan: Callable[[], list[PartitionCheck]],
     *,

@@ -34,7 +34,7 @@ def mirror_config(cluster_config: Path, folder: Path, master: str = "local[2]") 
     if raw.get("env_file"):
         raw["env_file"] = str((cluster_config.parent / raw["env_file"]).resolve())
     raw["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
-    raw["spark"] = {"master": master, "conf": {"spark.sql.shuffle.partitions": "2"}}
+    raw["spark"] = {"master": master, "conf": {}}
     path = folder / "kmigrate.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path

@@ -128,7 +128,7 @@ def test_spark_tasks_read_the_secure_cluster_with_the_same_cluster_entry(
     tasks = [DigestTask("s", cluster.as_librdkafka(), topic.name, p, Span(0, 10)) for p in (0, 1)]
     spark = build_context(SparkConfig(master="local[2]"), "kmigrate-test")
     try:
-        results = run_tasks(spark, digest_ranges, tasks, description="secure read")
+        results = run_tasks(spark, digest_ranges, tasks, [10, 10], description="secure read")
     finally:
         spark.stop()
     for result in results:

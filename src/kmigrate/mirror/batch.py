@@ -112,19 +112,17 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
     since = {tp: start for tp, (start, _end) in reads.items()}
     lost_before = _check_retention(ctx, since, list(reads), {})
     actual = ctx.target.partition_offsets(list(reads), "latest")
-    plans = sorted(
-        (
-            RangePlan(tp[0], tp[1], start, end, ctx.states[tp].expected_target_end, actual[tp])
-            for tp, (start, end) in reads.items()
-        ),
-        key=lambda p: p.start - p.end,  # the biggest first
-    )
+    plans = [
+        RangePlan(tp[0], tp[1], start, end, ctx.states[tp].expected_target_end, actual[tp])
+        for tp, (start, end) in reads.items()
+    ]
     ctx.batches += 1
     try:
         results = run_tasks(
             spark,
             functools.partial(copy_ranges, ctx.copy),
             plans,
+            [p.end - p.start for p in plans],
             description=f"kmigrate mirror {ctx.link.name} batch {ctx.batches}",
         )
     except Exception as exc:

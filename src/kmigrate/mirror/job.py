@@ -31,6 +31,7 @@ from kmigrate.mirror.copy_task import CopySettings
 from kmigrate.mirror.model import Link, RunState, TopicState
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.spark.session import build_context
+from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
 from kmigrate.store.runs import begin_run, report_run
@@ -118,6 +119,7 @@ class MirrorJob:
             assignment = sync_topology(self.store, self.link, source, target, self.report)
             self.report(f"starting Spark ({spark_cfg.master})")
             spark = build_context(spark_cfg, f"kmigrate-mirror-{self.link.name}")
+            warm_up(spark, ["kmigrate.mirror.copy_task"])
             ctx = MirrorContext(
                 self.store,
                 self.link,

@@ -35,6 +35,9 @@ CONSUMER_SETTINGS: dict[str, Any] = {
     # Records below the log start are gone: start at the log start and let the caller
     # notice (its first record lies past the range's start) instead of failing blindly.
     "auto.offset.reset": "earliest",
+    # A fetch the broker holds open at the end of a partition delays the next task's
+    # first fetch on the same connection by as long: keep the hold short.
+    "fetch.wait.max.ms": 20,
     "fetch.max.bytes": 64 * 1024 * 1024,
     "max.partition.fetch.bytes": 8 * 1024 * 1024,
     "queued.max.messages.kbytes": 128 * 1024,
@@ -111,7 +114,7 @@ def read_range(
 def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterator[list[Any]]:
     last_progress = time.monotonic()
     while True:
-        messages = consumer.consume(CONSUME_BATCH, 0.5)
+        messages = _next_messages(consumer)
         if not messages:
             # Retention may have deleted the rest of the range: the consumer was reset
             # to the log start past it and librdkafka reports no EOF there.
@@ -139,6 +142,18 @@ def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterat
             yield batch
         if done:
             return
+
+
+def _next_messages(consumer: Consumer) -> list[Any]:
+    """What is fetched already, without waiting; else wait up to 0.5 s for the first
+    message (consume(n, timeout) would wait the whole timeout for n messages)."""
+    messages: list[Any] = consumer.consume(CONSUME_BATCH, 0)
+    if messages:
+        return messages
+    first = consumer.poll(0.5)
+    if first is None:
+        return []
+    return [first, *consumer.consume(CONSUME_BATCH - 1, 0)]
 
 
 def _position(consumer: Consumer, offsets: OffsetRange) -> int:

@@ -153,16 +153,14 @@ def chunk_digests(
     ``limits`` caps the records read on a (side, topic, partition).
     """
     limits = limits or {}
-    tasks = sorted(
-        (
-            DigestTask(side, cluster.as_librdkafka(), tp[0], tp[1], span, limits.get((side, *tp)))
-            for side, (cluster, spans) in sides.items()
-            for tp, span in spans.items()
-            if span.size > 0
-        ),
-        key=lambda t: -t.span.size,  # the biggest first
-    )
-    results = run_tasks(spark, digest_ranges, tasks, description="kmigrate verify")
+    tasks = [
+        DigestTask(side, cluster.as_librdkafka(), tp[0], tp[1], span, limits.get((side, *tp)))
+        for side, (cluster, spans) in sides.items()
+        for tp, span in spans.items()
+        if span.size > 0
+    ]
+    sizes = [t.span.size if t.limit is None else min(t.limit, t.span.size) for t in tasks]
+    results = run_tasks(spark, digest_ranges, tasks, sizes, description="kmigrate verify")
     return {(r.side, r.topic, r.partition): r.chunks for r in results}
 
 

@@ -156,7 +156,9 @@ class _Demo:
     def _cutover(self, m: Migration) -> float:
         """Consumers first, then producers, while traffic flows; returns promote's seconds."""
         screen, group, topic = self.screen, self.group, self.topic
-        _until_phase(m, topic, TopicPhase.IN_SYNC)
+        # Shown the moment it is reached: the mirror catches up faster than the screen's
+        # refresh, and "in sync" is what an operator waits to see before moving on.
+        screen.status(_until_phase(m, topic, TopicPhase.IN_SYNC))
         screen.step(f"stopping consumer group {group} on source")
         self.consumer.stop()
         screen.step(f"$ kmigrate migrate consumers {group}")
@@ -257,13 +259,19 @@ def _admins(m: Migration) -> tuple[ClusterAdmin, ClusterAdmin]:
     )
 
 
-def _until_phase(m: Migration, topic: str, phase: TopicPhase) -> None:
+def _until_phase(m: Migration, topic: str, phase: TopicPhase) -> Snapshot:
+    """The first status in which ``topic`` is in ``phase``."""
+    seen: list[Snapshot] = []
+
+    def reached() -> bool:
+        seen.append(observe(m, source, target))
+        del seen[:-1]
+        return seen[-1].topic(topic).phase is phase
+
     source, target = _admins(m)
     with source, target:
-        _wait(
-            lambda: observe(m, source, target).topic(topic).phase is phase,
-            f"topic {topic} to reach {phase.value}",
-        )
+        _wait(reached, f"topic {topic} to reach {phase.value}")
+    return seen[-1]
 
 
 def _locked(

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars system-deps demo test test-unit test-integration lint format clean demo-down
+.PHONY: all install jars system-deps demo test test-fast test-unit test-integration lint format clean demo-down
 
 all: test
 
@@ -43,6 +43,10 @@ demo-down: $(STAMP)
 
 test: jars system-deps
 	$(BIN)/pytest tests
+
+# The inner loop: unit tests and the quick integration tests (about 2 minutes).
+test-fast: jars system-deps
+	$(BIN)/pytest tests -m "not slow"
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit

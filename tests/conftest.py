@@ -15,10 +15,27 @@ os.environ.setdefault("KMIGRATE_CACHE", str(ROOT / ".cache"))
 os.environ.setdefault("KMIGRATE_SPARK_LOG", str(ROOT / ".cache" / "spark-tests.log"))
 
 
+# Left out of `make test-fast`: each runs a mirror or verify on Spark, or starts clusters
+# of its own (3 brokers, Kafka 3.9). `make test` runs everything.
+SLOW = (
+    "integration/mirror/test_mirror_copy.py",
+    "integration/mirror/test_mirror_safety.py",
+    "integration/mirror/test_mirror_standalone.py",
+    "integration/migration/",
+    "integration/verify/",
+    "integration/groups/",
+    "integration/store/test_postgres_migration.py",
+    "integration/test_sandbox.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        parts = Path(str(item.fspath)).parts
+        path = Path(str(item.fspath))
+        parts = path.parts
         if "unit" in parts:
             item.add_marker(pytest.mark.unit)
         elif "integration" in parts:
             item.add_marker(pytest.mark.integration)
+        if any(slow in path.as_posix() for slow in SLOW):
+            item.add_marker(pytest.mark.slow)

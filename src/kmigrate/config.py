@@ -11,17 +11,15 @@ A file looks like this::
           sasl.mechanism: SCRAM-SHA-512
           sasl.username: admin
           sasl.password: ${SOURCE_PASSWORD}
-        java_properties: {}        # Java-client-only extras for Spark (optional)
     store:
       url: sqlite:///kmigrate.db   # relative paths resolve against this file's folder
     spark:
       master: local[4]             # default: local[2 x cores]
       conf: {}
 
-One cluster entry yields both confluent-kafka's config (``as_librdkafka``) and
-Spark's ``kafka.*`` options (``as_spark_options``). Secret values are held as
-``SecretStr`` and only unwrapped inside those two builders, so printing or
-logging a config never shows them.
+One cluster entry yields confluent-kafka's config (``as_librdkafka``) for the admin
+layer and the Spark tasks alike. Secret values are held as ``SecretStr`` and only
+unwrapped inside that builder, so printing or logging a config never shows them.
 """
 
 from __future__ import annotations
@@ -45,24 +43,6 @@ SANDBOX_CONFIG_NAME = "clusters.yaml"
 
 _SECRET_KEY = re.compile(r"password|secret|jaas|token|\.pem$|key\.pem|keystore\.key", re.IGNORECASE)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# librdkafka-only settings with no Java-client equivalent: left out of Spark's options.
-_LIBRDKAFKA_ONLY = frozenset(
-    {
-        "enable.ssl.certificate.verification",
-        "sasl.username",
-        "sasl.password",
-        "ssl.ca.location",
-        "ssl.certificate.location",
-        "ssl.key.location",
-        "log_level",
-        "debug",
-    }
-)
-_LOGIN_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-}
 REDACTED = "********"
 
 
@@ -106,15 +86,6 @@ class ClusterConfig(_Strict):
         conf = {"bootstrap.servers": self.bootstrap_servers}
         conf.update({k: _reveal(v) for k, v in self.properties.items()})
         return conf
-
-    def as_spark_options(self) -> dict[str, str]:
-        """Spark Kafka connector options (``kafka.*``) for this cluster, secrets unwrapped."""
-        java = _java_client_properties(
-            {k: _reveal(v) for k, v in self.properties.items()}, self.java_properties
-        )
-        java.update({k: _reveal(v) for k, v in self.java_properties.items()})
-        java["bootstrap.servers"] = self.bootstrap_servers
-        return {f"kafka.{k}": v for k, v in java.items()}
 
     def redacted_properties(self) -> dict[str, str]:
         """The client properties with every secret replaced, safe to print."""
@@ -166,50 +137,6 @@ def _scalar(value: Any) -> str:
 
 def _reveal(value: str | SecretStr) -> str:
     return value.get_secret_value() if isinstance(value, SecretStr) else value
-
-
-def _jaas_quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _java_client_properties(
-    props: dict[str, str], explicit: Mapping[str, object]
-) -> dict[str, str]:
-    """Translate librdkafka property names to the Java client's (``explicit`` are the
-    user's java_properties, which win)."""
-    java = {k: v for k, v in props.items() if k not in _LIBRDKAFKA_ONLY}
-    mechanism = props.get("sasl.mechanism", "").upper()
-    has_jaas = "sasl.jaas.config" in java or "sasl.jaas.config" in explicit
-    if "sasl.username" in props and not has_jaas:
-        module = _LOGIN_MODULES.get(mechanism)
-        if module is None:
-            raise ConfigError(
-                f"sasl.mechanism '{mechanism or '(unset)'}' has no username/password login "
-                "for Spark; set java_properties.sasl.jaas.config"
-            )
-        java["sasl.jaas.config"] = (
-            f"{module} required username={_jaas_quote(props['sasl.username'])} "
-            f"password={_jaas_quote(props.get('sasl.password', ''))};"
-        )
-    if "ssl.ca.location" in props:
-        java["ssl.truststore.type"] = "PEM"
-        java["ssl.truststore.location"] = props["ssl.ca.location"]
-    if "ssl.certificate.location" in props and "ssl.key.location" in props:
-        # The Java client takes PEM key material inline, which also works when
-        # Spark executors run on machines that do not have these files.
-        java["ssl.keystore.type"] = "PEM"
-        java["ssl.keystore.certificate.chain"] = _read_text(props["ssl.certificate.location"])
-        java["ssl.keystore.key"] = _read_text(props["ssl.key.location"])
-    if java.get("ssl.endpoint.identification.algorithm") == "none":
-        java["ssl.endpoint.identification.algorithm"] = ""
-    return java
-
-
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 # ---------------------------------------------------------------- loading

@@ -256,15 +256,3 @@ def test_missing_env_variable_for_a_password_names_only_the_variable(monkeypatch
     message = _config_error(SECURE + "spark:\n  master: ${KMT_NOT_SET}\n")
     assert "KMT_NOT_SET" in message
     assert PASSWORD not in message
-
-
-def test_spark_login_error_does_not_leak_the_password():
-    cluster = ClusterConfig(
-        name="c",
-        bootstrap_servers="a:1",
-        properties={"sasl.mechanism": "GSSAPI", "sasl.username": "u", "sasl.password": PASSWORD},
-    )
-    with pytest.raises(ConfigError) as info:
-        cluster.as_spark_options()
-    assert "GSSAPI" in str(info.value)
-    assert PASSWORD not in str(info.value)

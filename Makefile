@@ -44,7 +44,7 @@ demo-down: $(STAMP)
 test: jars system-deps
 	$(BIN)/pytest tests
 
-# The inner loop: unit tests and the quick integration tests (about 2 minutes).
+# The inner loop: unit tests and the quick integration tests (about 1.5 minutes).
 test-fast: jars system-deps
 	$(BIN)/pytest tests -m "not slow"
 

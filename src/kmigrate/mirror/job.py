@@ -4,8 +4,8 @@ One process mirrors one link. It claims the link in the store (refusing when ano
 live process has it), syncs topics, and then runs batches: each copies, on Spark, what
 the source holds past the offset map's read positions. When a batch finds nothing to
 copy it waits a moment and looks again. Every refresh interval it looks for new topics
-and partitions, deleted source topics and topics waiting to be promoted, between two
-batches. SIGTERM or SIGINT stops it between two batches as well.
+and partitions and deleted source topics, and after every batch for topics waiting to
+be promoted. SIGTERM or SIGINT stops it between two batches as well.
 """
 
 from __future__ import annotations
@@ -181,8 +181,12 @@ class MirrorJob:
                 self.on_progress(Progress(ctx.throughput.total, rate, len(pairs)))
             if now >= next_refresh:
                 next_refresh = now + self.options.refresh_interval_s
-                if self._topology_changed(ctx, assignment) or self._promotable(ctx):
+                if self._topology_changed(ctx, assignment):
                     return
+            # Every batch, not every refresh: producers wait for promote (one store read
+            # while nobody asked; a source ListOffsets while a topic waits).
+            if self._promotable(ctx):
+                return
             if not copied:
                 ctx.throughput.add(0)
                 time.sleep(IDLE_POLL_S)

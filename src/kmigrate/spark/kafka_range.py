@@ -113,8 +113,15 @@ def read_range(
 
 def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterator[list[Any]]:
     last_progress = time.monotonic()
+    first = True
     while True:
         messages = _next_messages(consumer)
+        if first and messages:
+            # librdkafka drops what was fetched for an earlier assignment of this cached
+            # consumer; a record of another partition here would be copied to the wrong
+            # one, so the first batch after assign is checked anyway.
+            messages = [m for m in messages if m.error() is not None or _of(m, offsets)]
+            first = not messages
         if not messages:
             # Retention may have deleted the rest of the range: the consumer was reset
             # to the log start past it and librdkafka reports no EOF there.
@@ -154,6 +161,10 @@ def _next_messages(consumer: Consumer) -> list[Any]:
     if first is None:
         return []
     return [first, *consumer.consume(CONSUME_BATCH - 1, 0)]
+
+
+def _of(message: Any, offsets: OffsetRange) -> bool:
+    return bool(message.partition() == offsets.partition and message.topic() == offsets.topic)
 
 
 def _position(consumer: Consumer, offsets: OffsetRange) -> int:

@@ -55,6 +55,7 @@ def test_up_on_a_live_sandbox_changes_nothing(clusters: Clusters) -> None:
 
 
 def test_three_broker_cluster_with_racks_then_down(tmp_path: Path) -> None:
+    """A fresh sandbox: the shared one has one broker per cluster, and `down` is tested."""
     directory = tmp_path / "sb"
     up = run_cli(
         "sandbox",
@@ -100,6 +101,7 @@ def test_three_broker_cluster_with_racks_then_down(tmp_path: Path) -> None:
 
 
 def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
+    """A fresh sandbox: it is stopped and its state file tampered with."""
     directory = tmp_path / "sb"
     assert run_cli("sandbox", "up", "--dir", str(directory), "--cluster", "solo").code == 0
     stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -123,6 +125,7 @@ def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
 
 
 def test_kafka_3_9_is_selectable(tmp_path: Path) -> None:
+    """A fresh sandbox: another Kafka release (other jars) than the shared one."""
     directory = tmp_path / "sb"
     up = run_cli(
         "sandbox",
@@ -149,6 +152,7 @@ def test_kafka_3_9_is_selectable(tmp_path: Path) -> None:
 
 
 def test_failed_start_reports_the_broker_log_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """A fresh sandbox: its start is made to fail."""
     import socket
 
     directory = tmp_path / "sb"

@@ -27,18 +27,16 @@ task fails the batch, and the next attempt starts again from the offset map.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_NOT_AVAILABLE,
-    Consumer,
     KafkaError,
     KafkaException,
     Producer,
-    TopicPartition,
 )
 
 from kmigrate.mirror.offset_map import OffsetRun, coalesce, runs_from_deliveries, runs_of_chunk
@@ -153,7 +151,7 @@ class _RangeCopy:
         self.result = RangeResult(plan.topic, plan.partition)
         self.verified: list[tuple[int, int]] = []  # (source, target) found on the target
         self.chunks: list[_Chunk] = []
-        self.reader: Consumer | None = None
+        self.on_target: Generator[Any, None, None] | None = None  # records to read back
         self.config = settings.producer_config()
         self.producer: Producer = worker_client("producer", self.config, self._new_producer)
 
@@ -174,8 +172,7 @@ class _RangeCopy:
         except RangeReadError as exc:
             result.fail("kafka", str(exc))
         finally:
-            if self.reader is not None:
-                self.reader.close()
+            self._close_reader()
         self._finish()
         return result
 
@@ -206,9 +203,9 @@ class _RangeCopy:
                 self._close_reader()
                 return messages[index:]
             target_offset = self.plan.expected_end + len(self.verified)
-            if self.reader is None:
-                self.reader = _reader(self.settings.target, self.plan, target_offset)
-            found = _next_message(self.reader, self.settings.flush_timeout_s)
+            if self.on_target is None:
+                self.on_target = self._target_records()
+            found = next(self.on_target, None)
             if found is None or found.offset() != target_offset or not _same(found, message):
                 self.result.fail(
                     "foreign-write", _foreign(self.plan, target_offset, message.offset())
@@ -220,10 +217,17 @@ class _RangeCopy:
             self._close_reader()
         return []
 
+    def _target_records(self) -> Generator[Any, None, None]:
+        """The target records past where the map says the target ends, one by one."""
+        plan = self.plan
+        extra = OffsetRange(plan.topic, plan.partition, plan.expected_end, plan.actual_end)
+        for batch in read_range(self.settings.target, extra, role="read-back"):
+            yield from batch
+
     def _close_reader(self) -> None:
-        if self.reader is not None:
-            self.reader.close()
-            self.reader = None
+        if self.on_target is not None:
+            self.on_target.close()
+            self.on_target = None
 
     def _send(self, messages: list[Any]) -> int:
         """Produce ``messages`` as one chunk; returns their key and value bytes."""
@@ -357,29 +361,3 @@ def _same(found: Any, message: Any) -> bool:
         return False
     kind, ts = found.timestamp()
     return bool(kind != TIMESTAMP_CREATE_TIME or ts == message.timestamp()[1])
-
-
-def _reader(target: dict[str, Any], plan: RangePlan, offset: int) -> Consumer:
-    consumer = Consumer(
-        {
-            **target,
-            "group.id": "kmigrate-mirror-check",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "error",
-            "enable.partition.eof": True,
-        }
-    )
-    consumer.assign([TopicPartition(plan.topic, plan.partition, offset)])
-    return consumer
-
-
-def _next_message(consumer: Consumer, timeout_s: float) -> Any | None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is None:
-            continue
-        if message.error() is not None:
-            return None
-        return message
-    return None

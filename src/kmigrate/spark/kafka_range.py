@@ -85,13 +85,20 @@ def forget_client(kind: str, config: dict[str, Any]) -> None:
     _CLIENTS.pop((kind, config_key(config)), None)
 
 
-def range_consumer(cluster: dict[str, Any]) -> Consumer:
+def range_consumer(cluster: dict[str, Any], role: str = "read") -> Consumer:
+    """The worker's consumer for ``cluster``; one per ``role``, so that two ranges read
+    at once (the mirror's source range and a read-back of its target) never share one,
+    even when both names point at the same cluster."""
     config = {**cluster, **CONSUMER_SETTINGS}
-    return worker_client("consumer", config, lambda: Consumer(config))
+    return worker_client(f"consumer:{role}", config, lambda: Consumer(config))
 
 
 def read_range(
-    cluster: dict[str, Any], offsets: OffsetRange, *, stall_timeout_s: float = 120.0
+    cluster: dict[str, Any],
+    offsets: OffsetRange,
+    *,
+    stall_timeout_s: float = 120.0,
+    role: str = "read",
 ) -> Generator[list[Any], None, None]:
     """The records of ``offsets`` in offset order, in lists of up to CONSUME_BATCH.
 
@@ -102,7 +109,7 @@ def read_range(
     """
     if offsets.end <= offsets.start:
         return
-    consumer = range_consumer(cluster)
+    consumer = range_consumer(cluster, role)
     tp = TopicPartition(offsets.topic, offsets.partition, offsets.start)
     consumer.assign([tp])
     try:

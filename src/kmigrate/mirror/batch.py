@@ -11,7 +11,6 @@ that the next attempt reads back and recognises.
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -90,7 +89,6 @@ class MirrorContext:
     report: Callable[[str], None] = lambda _message: None
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     throughput: Throughput = field(default_factory=Throughput)
-    lock: threading.Lock = field(default_factory=threading.Lock)
     batches: int = 0
 
     def reload(self) -> None:

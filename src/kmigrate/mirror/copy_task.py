@@ -113,25 +113,30 @@ class RangeResult:
 class _Chunk:
     """Records produced back to back; delivery reports for the first and last only."""
 
-    __slots__ = ("error", "first", "last", "sources")
+    __slots__ = ("error", "fatal", "first", "last", "sources")
 
     def __init__(self, sources: list[int]) -> None:
         self.sources = sources
         self.first: int | None = None
         self.last: int | None = None
         self.error: str | None = None
+        self.fatal = False  # the producer cannot go on (gapless guarantee, fencing)
 
     def on_first(self, error: KafkaError | None, message: Any) -> None:
         if error is not None:
-            self.error = self.error or error.str()
+            self.failed(error)
         else:
             self.first = message.offset()
 
     def on_last(self, error: KafkaError | None, message: Any) -> None:
         if error is not None:
-            self.error = self.error or error.str()
+            self.failed(error)
         else:
             self.last = message.offset()
+
+    def failed(self, error: KafkaError) -> None:
+        self.error = self.error or error.str()
+        self.fatal = self.fatal or error.fatal()
 
     def on_both(self, error: KafkaError | None, message: Any) -> None:
         self.on_first(error, message)
@@ -273,7 +278,10 @@ class _RangeCopy:
                     # A partition just added: this cached producer has not seen it yet.
                     self.producer.list_topics(self.plan.topic, timeout=5)
                     continue
-                self.chunks[-1].error = f"{exc}"
+                if exc.args:
+                    self.chunks[-1].failed(exc.args[0])
+                else:
+                    self.chunks[-1].error = f"{exc}"
                 self.result.fail("kafka", f"producing to {_where(self.plan)} failed: {exc}")
                 return False
 
@@ -289,7 +297,7 @@ class _RangeCopy:
             )
             if problem is not None:
                 result.fail(*problem)
-                if chunk.error is not None and _fatal(chunk.error):
+                if chunk.fatal:
                     forget_client("producer", self.config)
                 break
             assert chunk.first is not None
@@ -321,10 +329,6 @@ def _chunk_problem(
             f"{where}: the target copy has a gap; roll the topic back and mirror it again"
         )
     return None
-
-
-def _fatal(error: str) -> bool:
-    return "fatal" in error.lower() or "gapless" in error.lower()
 
 
 def _where(plan: RangePlan) -> str:

@@ -21,6 +21,7 @@ SLOW = (
     "integration/mirror/test_mirror_copy.py",
     "integration/mirror/test_mirror_safety.py",
     "integration/mirror/test_mirror_standalone.py",
+    "integration/mirror/test_ride_through.py",
     "integration/migration/",
     "integration/verify/",
     "integration/groups/",

@@ -4,7 +4,9 @@
     ├── ConfigError                    config           2
     │   └── UnknownClusterError        unknown-cluster  2
     ├── ClusterError                   cluster          3
-    │   ├── ClusterUnreachableError    unreachable      3
+    │   ├── ClusterUnavailableError    unavailable      3   (passes on its own: retried
+    │   │   └── ClusterUnreachableError unreachable    3    by long-running processes)
+    │   ├── OutageTooLongError         outage           3
     │   ├── AuthenticationError        authentication   3
     │   └── AuthorizationError         authorization    3
     ├── NotFoundError                  not-found        4
@@ -61,8 +63,29 @@ class ClusterError(KMigrateError):
     exit_code = 3
 
 
-class ClusterUnreachableError(ClusterError):
+class ClusterUnavailableError(ClusterError):
+    """A condition that passes on its own: a broker restarting, a leader election, a
+    coordinator moving. One-shot commands report it; long-running processes wait it out
+    (kmigrate.kafka.retry). ``condition`` says what, in a few words, for status lines."""
+
+    code = "unavailable"
+
+    def __init__(
+        self, message: str, *, cluster: str, condition: str, detail: str | None = None
+    ) -> None:
+        super().__init__(message, detail=detail)
+        self.cluster = cluster
+        self.condition = condition
+
+
+class ClusterUnreachableError(ClusterUnavailableError):
     code = "unreachable"
+
+
+class OutageTooLongError(ClusterError):
+    """A cluster stayed unavailable past the process's deadline (--max-unavailable)."""
+
+    code = "outage"
 
 
 class AuthenticationError(ClusterError):

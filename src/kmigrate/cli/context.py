@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import click
 
@@ -27,6 +29,7 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @contextmanager
@@ -46,3 +49,46 @@ cluster_option = click.option(
     metavar="NAME",
     help="Cluster name from the configuration.",
 )
+
+
+_DURATION = re.compile(r"\s*(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?\s*")
+
+
+class Duration(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
+    """A duration: 90, 90s, 15m, 1h30m (seconds when no unit is given)."""
+
+    name = "duration"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        seconds = parse_duration(str(value))
+        if seconds is None:
+            self.fail(f"'{value}' is not a duration; write e.g. 90s, 15m or 1h30m", param, ctx)
+        return seconds
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``text`` (90, 90s, 15m, 1h30m, 1.5h), or None if it is not a duration."""
+    found = _DURATION.fullmatch(text)
+    if found is None or not any(found.groups()):
+        return None
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    return total if total > 0 else None
+
+
+def max_unavailable_option(default: str) -> Callable[[F], F]:
+    """`--max-unavailable`: how long a long-running command waits out one cluster outage."""
+    return click.option(
+        "--max-unavailable",
+        "max_unavailable",
+        type=Duration(),
+        default=default,
+        show_default=True,
+        metavar="DURATION",
+        help="How long to wait out a cluster that stops answering (broker restart, leader "
+        "election) before stopping; e.g. 90s, 15m, 1h.",
+    )

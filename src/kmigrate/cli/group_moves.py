@@ -13,14 +13,21 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, cluster_admins, json_option, pass_app
+from kmigrate.cli.context import (
+    AppContext,
+    cluster_admins,
+    json_option,
+    max_unavailable_option,
+    pass_app,
+)
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group
 from kmigrate.groups.plan import GroupPlan, plan_group
-from kmigrate.groups.sync import SyncRound, sync_round
+from kmigrate.groups.sync import SyncRound, follow
 from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
+from kmigrate.kafka.retry import WaitPolicy, duration_text
 from kmigrate.mirror.model import Link, compile_topics
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
@@ -289,6 +296,7 @@ def _show_migrate(result: MigrateResult, as_json: bool) -> None:
     help="Seconds between rounds.",
 )
 @click.option("--once", is_flag=True, help="One round, then exit.")
+@max_unavailable_option("15m")
 @json_option
 @pass_app
 def sync(
@@ -297,28 +305,50 @@ def sync(
     groups_regex: str,
     interval: float,
     once: bool,
+    max_unavailable: float,
     as_json: bool,
 ) -> None:
     """Keep matching groups on the target at the exact translation of their source commits.
 
     Runs until Ctrl-C / SIGTERM. Groups with members on the target, or that consumed
-    there since the last sync, are left alone (and reported).
+    there since the last sync, are left alone (and reported). A cluster that stops
+    answering (a coordinator restarting) is waited out for up to --max-unavailable.
     """
     pattern = compile_topics(groups_regex)
     store = store_for(app.settings)
     link = require_link(store, link_name)
     stop = threading.Event()
+    policy = WaitPolicy(
+        max_unavailable,
+        on_wait=lambda o: render.progress(
+            f"{policy.who(o.cluster)} unavailable since {o.clock()}: {o.condition}; retrying "
+            f"(for up to {duration_text(max_unavailable)})"
+        ),
+        on_recover=lambda o: render.progress(
+            f"{policy.who(o.cluster)} available again after "
+            f"{duration_text(policy.lasted(o))}; syncing resumes"
+        ),
+        pause=lambda seconds: not stop.wait(seconds),
+        roles={link.source: "source", link.target: "target"},
+        resume_hint="run `kmigrate groups sync` again once it is back",
+    )
     with _stop_on_signals(stop), cluster_admins(app, link.source, link.target) as (s, t):
         if not as_json:
             render.progress(
                 f"syncing groups '{groups_regex}' of link {link.name} every {interval:g}s"
             )
         last: dict[str, str | None] = {}
-        while True:
-            round_ = sync_round(store, link, pattern, s, t)
-            _report_round(round_, last, as_json)
-            if once or stop.wait(interval):
-                break
+        follow(
+            store,
+            link,
+            pattern,
+            s,
+            t,
+            policy,
+            lambda round_: _report_round(round_, last, as_json),
+            interval,
+            once=once,
+        )
 
 
 def _report_round(round_: SyncRound, last: dict[str, str | None], as_json: bool) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, json_option, max_unavailable_option, pass_app
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.control import (
@@ -67,12 +68,16 @@ def group() -> None:
 @click.option(
     "--max-offsets-per-batch", type=click.IntRange(1), help="Cap on source offsets per batch."
 )
+@max_unavailable_option("15m")
 @click.option("--detach", is_flag=True, help="Run in the background; logs go to the link's folder.")
 @pass_app
 def start(app: AppContext, /, **opts: Any) -> None:
     """Mirror SOURCE topics matching REGEX to TARGET until stopped (Ctrl-C or `mirror stop`).
 
     Safe to run again after any crash: it resumes exactly where the offset map ends.
+    While the source or target stops answering (a broker restart, a leader election)
+    it waits, says so, and goes on by itself; an outage longer than --max-unavailable
+    stops it (exit 3), resumable.
     """
     settings = app.settings
     producer = _properties(opts["producer_props"])
@@ -99,6 +104,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
         producer=producer,
         max_offsets_per_batch=opts["max_offsets_per_batch"],
         master=opts["master"],
+        max_unavailable_s=opts["max_unavailable"],
     )
     job = MirrorJob(settings, store, link, options, folder, render.progress, _Ticker())
     render.progress(f"link {link.name}: {link.source} -> {link.target}, topics '{link.topics}'")
@@ -175,6 +181,8 @@ def _status_json(s: LinkStatus) -> dict[str, Any]:
         "topics_regex": s.link.topics,
         "state": s.state,
         "reason": s.reason,
+        "waiting": _waiting_json(s),
+        "clusters_unavailable": s.unavailable,
         "pid": s.run.pid if s.run else None,
         "records_per_s": s.run.records_per_s if s.run and s.state == "running" else 0.0,
         "lag": s.lag,
@@ -183,6 +191,20 @@ def _status_json(s: LinkStatus) -> dict[str, Any]:
         ],
         "partitions": [render.to_jsonable(p) for p in s.partitions],
         "gaps": [render.to_jsonable(g) for g in s.gaps],
+    }
+
+
+def _waiting_json(s: LinkStatus) -> dict[str, Any] | None:
+    waiting = s.run.waiting if s.run is not None and s.state == "waiting" else None
+    if waiting is None:
+        return None
+    return {
+        "cluster": waiting.cluster,
+        "role": waiting.role,
+        "condition": waiting.condition,
+        "since_ms": waiting.since_ms,
+        "since": datetime.fromtimestamp(waiting.since_ms / 1000, tz=UTC).isoformat(),
+        "for_s": round(max(time.time() - waiting.since_ms / 1000, 0), 1),
     }
 
 
@@ -222,6 +244,11 @@ def _print_status(s: LinkStatus) -> None:
             for p in s.partitions
         ],
     )
+    for name, condition in s.unavailable.items():
+        render.out.print(
+            f"[yellow]cluster '{name}' unavailable now[/yellow] ({condition}): its offsets "
+            "are not shown"
+        )
     for g in s.gaps:
         render.out.print(
             f"[red]gap[/red] {g.topic}[{g.partition}] source offsets "

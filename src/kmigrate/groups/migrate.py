@@ -29,7 +29,7 @@ from kmigrate.groups.translation import (
 )
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Link
+from kmigrate.mirror.model import LIVE_STATES, Link
 from kmigrate.mirror.status import run_state
 from kmigrate.models import TopicPartitionOffset
 from kmigrate.store import Store
@@ -178,7 +178,7 @@ def _wait_for_mirror(
         if on_wait is not None:
             on_wait(_to_go(plan), total)
         state, reason = run_state(get_run(store, link.name))
-        if state not in ("running", "starting"):
+        if state not in LIVE_STATES:
             raise MirrorError(
                 f"the mirror of link '{link.name}' is {state}{': ' + reason if reason else ''}; "
                 f"start it (`kmigrate mirror start`) so it can reach consumer group '{group}'"

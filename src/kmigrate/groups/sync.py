@@ -4,11 +4,17 @@ While consumers still run on the source, every round commits, per matching group
 the translation of its latest source commit (resets included) to the same group on
 the target. A group with members on the target, or one that consumed there since
 kmigrate last committed it, is never touched: its consumers own it now.
+
+``follow`` runs the rounds until stopped; a source or target that stops answering
+(a coordinator restarting or moving) is waited out under the shared WaitPolicy, and
+the interrupted round runs again: a commit is the translation of the latest source
+commit, so running a round twice commits the same offsets.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kmigrate.errors import GroupActiveError, GroupMovedOnError, KafkaOperationError
@@ -16,6 +22,7 @@ from kmigrate.groups.migrate import check_not_moved_on
 from kmigrate.groups.plan import plan_group
 from kmigrate.groups.translation import NOT_IN_LINK
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import WaitAbandoned, WaitPolicy
 from kmigrate.mirror.model import Link
 from kmigrate.models import TopicPartitionOffset
 from kmigrate.store import Store
@@ -34,6 +41,30 @@ class GroupSynced:
 @dataclass(frozen=True)
 class SyncRound:
     groups: list[GroupSynced] = field(default_factory=list)
+
+
+def follow(
+    store: Store,
+    link: Link,
+    pattern: re.Pattern[str],
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+    policy: WaitPolicy,
+    on_round: Callable[[SyncRound], None],
+    interval_s: float,
+    *,
+    once: bool = False,
+) -> None:
+    """Sync rounds every ``interval_s`` until ``policy.pause`` says stop (or once);
+    outages are waited out by ``policy``."""
+    while True:
+        try:
+            round_ = policy.run(lambda: sync_round(store, link, pattern, source, target))
+        except WaitAbandoned:
+            return
+        on_round(round_)
+        if once or not policy.pause(interval_s):
+            return
 
 
 def sync_round(

@@ -1,5 +1,2 @@
-"""Kafka access outside Spark. Only this package calls Kafka clients."""
-
-from kmigrate.kafka.admin import ClusterAdmin
-
-__all__ = ["ClusterAdmin"]
+"""Kafka access outside Spark: the admin layer, client construction, error translation
+and the retry policy (kept free of heavy imports: Spark tasks use ``retry``)."""

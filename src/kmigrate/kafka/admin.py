@@ -7,6 +7,7 @@ kmigrate errors. Use it as a context manager or call :meth:`close`.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
@@ -15,7 +16,6 @@ from typing import Any, TypeVar
 from confluent_kafka import (
     ConsumerGroupTopicPartitions,
     IsolationLevel,
-    KafkaError,
     KafkaException,
     TopicCollection,
     TopicPartition,
@@ -36,6 +36,7 @@ from confluent_kafka.admin import (
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import (
+    ClusterUnavailableError,
     ConflictError,
     GroupActiveError,
     GroupNotFoundError,
@@ -44,7 +45,8 @@ from kmigrate.errors import (
     TopicNotFoundError,
 )
 from kmigrate.kafka.clients import ErrorTrap, admin_client
-from kmigrate.kafka.errors import kafka_error_of, translate
+from kmigrate.kafka.errors import translate
+from kmigrate.kafka.retry import Backoff
 from kmigrate.kafka.topic_copy import configs_to_copy
 from kmigrate.models import (
     AclEntry,
@@ -61,13 +63,11 @@ from kmigrate.models import (
 )
 
 T = TypeVar("T")
+# Inside one call, a moving leader or coordinator is retried quickly and briefly.
+BRIEF_BACKOFF = Backoff(first_s=0.1, max_s=1.0)
+_RNG = random.Random()
 _DYNAMIC_TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
 _EMPTY_GROUP_STATES = {"EMPTY", "DEAD", "UNKNOWN"}
-_COORDINATOR_NOT_READY = {
-    KafkaError.NOT_COORDINATOR,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-}
 
 
 class ClusterAdmin:
@@ -93,6 +93,31 @@ class ClusterAdmin:
     @property
     def _timeout(self) -> float:
         return self.cluster.timeout_s
+
+    def _briefly(self, step: Callable[[], T], also: tuple[type[KMigrateError], ...] = ()) -> T:
+        """``step``, retried within the cluster's ``timeout_s`` while it fails with a
+        transient condition (a leader or coordinator moving, a broker restarting) or one
+        of ``also``. What lasts longer is the caller's to wait out (kmigrate.kafka.retry)."""
+        deadline = time.monotonic() + self._timeout
+        attempt = 0
+        retried: tuple[type[KMigrateError], ...] = (ClusterUnavailableError, *also)
+        while True:
+            try:
+                return step()
+            except retried as exc:
+                if isinstance(exc, ClusterUnavailableError):
+                    self._renew()
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(min(BRIEF_BACKOFF.delay(attempt, _RNG), max(deadline - time.monotonic(), 0)))
+            attempt += 1
+
+    def _renew(self) -> None:
+        """Start over with a fresh client. After a broker restart, librdkafka's admin
+        ListOffsets keeps sending the leader epoch it cached before and is refused
+        (FENCED_LEADER_EPOCH) until its metadata is refreshed, which it does not do by
+        itself; a new client asks for metadata first."""
+        self._client = admin_client(self.cluster, self._trap)
 
     def _wait(self, future: Future[T], action: str, **names: str | None) -> T:
         try:
@@ -325,21 +350,28 @@ class ClusterAdmin:
         isolation = (
             IsolationLevel.READ_COMMITTED if committed_only else IsolationLevel.READ_UNCOMMITTED
         )
-        deadline = time.monotonic() + self._timeout
-        while True:
+
+        def once() -> dict[tuple[str, int], int]:
             futures = self._client.list_offsets(
                 request, isolation_level=isolation, request_timeout=self._timeout
             )
-            try:
-                done = {tp: f.result(timeout=self._timeout + 5) for tp, f in futures.items()}
-            except Exception as exc:
-                # Leadership moves (and new topics) answer NOT_LEADER for a moment.
-                error = kafka_error_of(exc)
-                if _retriable(error) and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                    continue
-                raise self._translate(exc, "list offsets") from exc
-            return {(tp.topic, tp.partition): r.offset for tp, r in done.items()}
+            done = {}
+            for tp, future in futures.items():
+                where = f"{tp.topic}[{tp.partition}]"
+                result = self._wait(future, "list offsets", topic=tp.topic, where=where)
+                if result.offset < 0:
+                    # Seen while leadership moves in a rolling restart: an answer without
+                    # an error and without an offset (-1001). Never an end offset.
+                    raise ClusterUnavailableError(
+                        f"list offsets on cluster '{self.cluster.name}' gave no offset for {where}",
+                        cluster=self.cluster.name,
+                        condition=f"no offset for {where}",
+                    )
+                done[(tp.topic, tp.partition)] = result.offset
+            return done
+
+        # Leadership moves (and new topics) answer NOT_LEADER or UNKNOWN_TOPIC for a moment.
+        return self._briefly(once, also=(TopicNotFoundError,))
 
     def offsets_for_times(
         self, timestamps: Mapping[tuple[str, int], int]
@@ -444,17 +476,15 @@ class ClusterAdmin:
         moment (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS): that is a wait, not
         an error.
         """
-        deadline = time.monotonic() + self._timeout
-        while True:
-            futures = self._client.describe_consumer_groups([group], request_timeout=self._timeout)
-            try:
-                return futures[group].result(timeout=self._timeout + 5)
-            except KafkaException as exc:
-                error = kafka_error_of(exc)
-                retriable = error is not None and error.code() in _COORDINATOR_NOT_READY
-                if not retriable or time.monotonic() > deadline:
-                    raise self._translate(exc, "describe group", group=group) from exc
-            time.sleep(0.2)
+        return self._briefly(
+            lambda: self._wait(
+                self._client.describe_consumer_groups([group], request_timeout=self._timeout)[
+                    group
+                ],
+                "describe group",
+                group=group,
+            )
+        )
 
     def committed_offsets(self, group: str) -> list[CommittedOffset]:
         """The group's committed offsets (partitions without a commit are left out)."""
@@ -560,21 +590,6 @@ class ClusterAdmin:
 
 
 # ---------------------------------------------------------------- conversions
-
-
-_LEADERSHIP_MOVING = {
-    KafkaError.NOT_LEADER_FOR_PARTITION,
-    KafkaError.LEADER_NOT_AVAILABLE,
-    KafkaError.UNKNOWN_TOPIC_OR_PART,
-    # A topic just created (or a leader just elected) answers with epochs that the
-    # broker and the client's metadata do not agree on yet, for a moment.
-    KafkaError.FENCED_LEADER_EPOCH,
-    KafkaError.UNKNOWN_LEADER_EPOCH,
-}
-
-
-def _retriable(error: KafkaError | None) -> bool:
-    return error is not None and (error.retriable() or error.code() in _LEADERSHIP_MOVING)
 
 
 def _name(value: Any) -> str:

@@ -10,6 +10,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import (
     AuthenticationError,
     AuthorizationError,
+    ClusterUnavailableError,
     ClusterUnreachableError,
     ConflictError,
     GroupActiveError,
@@ -20,6 +21,7 @@ from kmigrate.errors import (
     TopicNotFoundError,
 )
 from kmigrate.kafka.clients import ErrorTrap
+from kmigrate.kafka.retry import condition_of, is_transient
 
 _UNREACHABLE = {
     KafkaError._TRANSPORT,
@@ -62,8 +64,13 @@ def translate(
     *,
     topic: str | None = None,
     group: str | None = None,
+    where: str | None = None,
 ) -> KMigrateError:
-    """The kmigrate error for a failed ``action`` (e.g. "describe topics") on ``cluster``."""
+    """The kmigrate error for a failed ``action`` (e.g. "describe topics") on ``cluster``.
+
+    ``where`` (e.g. "orders[3]") names what the request was about, for the condition of
+    a transient failure: "no leader for orders[3]".
+    """
     error = kafka_error_of(exc)
     # A timeout often hides the real cause, which librdkafka reported through error_cb.
     if error is None or error.code() in _UNREACHABLE:
@@ -72,7 +79,7 @@ def translate(
             error = cause
     if error is None:
         return KafkaOperationError(f"{action} on cluster '{cluster.name}' failed: {exc}")
-    return _from_code(error, cluster, trap, action, topic=topic, group=group)
+    return _from_code(error, cluster, trap, action, topic=topic, group=group, where=where)
 
 
 def _from_code(
@@ -83,14 +90,17 @@ def _from_code(
     *,
     topic: str | None,
     group: str | None,
+    where: str | None,
 ) -> KMigrateError:
     code, name = error.code(), cluster.name
     if code in _UNREACHABLE:
-        why = trap.reason() or error.str()
+        why = _short(trap.reason() or error.str())
         return ClusterUnreachableError(
             f"cannot reach cluster '{name}' at {cluster.bootstrap_servers} within "
-            f"{cluster.timeout_s:g}s ({_short(why)}); check bootstrap_servers in the config "
-            "and that the brokers are running"
+            f"{cluster.timeout_s:g}s ({why}); check bootstrap_servers in the config "
+            "and that the brokers are running",
+            cluster=name,
+            condition=f"{condition_of(error, where)} ({why})",
         )
     if code in _AUTHN:
         return AuthenticationError(
@@ -112,6 +122,12 @@ def _from_code(
         return GroupActiveError(
             f"consumer group '{group or '?'}' has active members on cluster '{name}'; "
             "stop its consumers first"
+        )
+    if is_transient(error):
+        return ClusterUnavailableError(
+            f"{action} on cluster '{name}' failed: {_short(error.str())}",
+            cluster=name,
+            condition=condition_of(error, where or topic or (group and f"group {group}")),
         )
     if code == KafkaError.INVALID_REPLICATION_FACTOR:
         return ConflictError(f"{action} on cluster '{name}': {_short(error.str())}")

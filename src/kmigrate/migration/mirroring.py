@@ -6,7 +6,7 @@ from kmigrate.errors import ConfigError
 from kmigrate.migration.model import MIRROR_NEEDED, TopicPhase
 from kmigrate.migration.session import Migration, Report
 from kmigrate.mirror.control import link_dir, stop_mirror
-from kmigrate.mirror.model import Link, StartPosition
+from kmigrate.mirror.model import LIVE_STATES, Link, StartPosition
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.status import run_state
 from kmigrate.store.links import get_link, save_link
@@ -29,7 +29,7 @@ def needs_mirror(m: Migration) -> bool:
 
 def mirror_running(m: Migration) -> bool:
     state, _ = run_state(get_run(m.store, m.name))
-    return state in ("starting", "running")
+    return state in LIVE_STATES
 
 
 def ensure_mirror(m: Migration, topics: list[str], report: Report) -> None:

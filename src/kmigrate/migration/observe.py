@@ -13,6 +13,7 @@ from kmigrate.groups.view import GroupView, view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.model import MIRROR_NEEDED, GroupPhase, Item, SwitchOrder, TopicPhase
 from kmigrate.migration.session import Migration
+from kmigrate.mirror.model import LIVE_STATES
 from kmigrate.mirror.status import LinkStatus, link_status
 from kmigrate.store.links import get_link
 from kmigrate.store.migrations import record_event, set_state
@@ -91,7 +92,7 @@ def _refresh_sync(m: Migration, item: Item, status: LinkStatus | None) -> Item:
     lag, _ = _lag_and_rate(status, item.name)
     if lag is None:
         return item
-    running = status is not None and status.state in ("running", "starting")
+    running = status is not None and status.state in LIVE_STATES
     # Hysteresis: in sync at <= in_sync_lag, out of sync only past twice that, so a
     # topic does not flap between the two while the mirror's batches come and go.
     limit = m.plan.in_sync_lag * (2 if phase is TopicPhase.IN_SYNC else 1)

@@ -17,7 +17,7 @@ from kmigrate.migration.model import GroupPhase, TopicPhase, promotable
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
 from kmigrate.mirror.control import promote as promote_link
-from kmigrate.mirror.model import TopicState
+from kmigrate.mirror.model import LIVE_STATES, TopicState
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.migrations import set_state
 
@@ -57,7 +57,7 @@ def promote_topics(
         if not promotable(view.phase, m.plan.switch_order, has_groups):
             step.refuse(_not_yet(m, name, view.phase, has_groups))
         mirror = snap.mirror.state if snap.mirror else "never-started"
-        if view.lag != 0 and mirror not in ("running", "starting"):
+        if view.lag != 0 and mirror not in LIVE_STATES:
             step.refuse(
                 f"topic {name} is {_lag(view.lag)} behind the source and the mirror is "
                 f"{mirror}; resume it (kmigrate migrate start PLAN), then promote"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kmigrate.migration.model import GroupPhase, SwitchOrder, TopicPhase, promotable, retirable
 from kmigrate.migration.observe import GroupMove, Snapshot
+from kmigrate.mirror.model import LIVE_STATES
 
 
 def next_steps(snap: Snapshot) -> list[str]:
@@ -22,7 +23,7 @@ def next_steps(snap: Snapshot) -> list[str]:
     mirror_state = snap.mirror.state if snap.mirror else "never-started"
     phases = {t.name: t.phase for t in snap.topics}
     mirrored = [n for n, p in phases.items() if p in (TopicPhase.MIRRORING, TopicPhase.IN_SYNC)]
-    if mirrored and mirror_state not in ("running", "starting"):
+    if mirrored and mirror_state not in LIVE_STATES:
         steps.append(f"the mirror is {mirror_state}: resume it with kmigrate migrate start PLAN")
     planned = [n for n, p in phases.items() if p is TopicPhase.PLANNED]
     if planned:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pyspark import SparkContext
 
 from kmigrate.errors import (
+    ClusterUnavailableError,
     DataLossError,
     ForeignWriteError,
     KafkaOperationError,
@@ -25,7 +26,14 @@ from kmigrate.errors import (
     MirrorError,
 )
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.copy_task import CopySettings, RangePlan, RangeResult, copy_ranges
+from kmigrate.mirror.copy_task import (
+    SOURCE_UNAVAILABLE,
+    TARGET_UNAVAILABLE,
+    CopySettings,
+    RangePlan,
+    RangeResult,
+    copy_ranges,
+)
 from kmigrate.mirror.model import Gap, Link, PartitionState
 from kmigrate.spark.tasks import run_tasks
 from kmigrate.store import Store
@@ -101,14 +109,16 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
     """Copy what the source holds past the map on ``pairs``; returns records copied.
 
     Exact: never skips or repeats a record. Raises (after recording what was proven
-    written) on a foreign write, a retention loss or a failed task.
+    written) on a foreign write, a retention loss or a failed task, and with
+    ClusterUnavailableError when a cluster stopped answering: calling it again once
+    the cluster is back goes on exactly (positional resume, in the same process).
     """
     ends = ctx.source.partition_offsets(pairs, "latest", committed_only=True)
     reads = plan_reads(ctx.states, ends, ctx.max_offsets)
     if not reads:
         return 0
     since = {tp: start for tp, (start, _end) in reads.items()}
-    lost_before = _check_retention(ctx, since, list(reads), {})
+    lost_before = _check_retention(ctx, since, list(reads))
     actual = ctx.target.partition_offsets(list(reads), "latest")
     plans = [
         RangePlan(tp[0], tp[1], start, end, ctx.states[tp].expected_target_end, actual[tp])
@@ -128,6 +138,13 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
         # last line of the Python one.
         raise MirrorError(f"batch {ctx.batches} failed: {_cause(exc)}") from None
     found = {(r.topic, r.partition): r for r in results}
+    # Retention is checked before the batch is recorded: if that check meets an outage,
+    # nothing is recorded and the retry reads this batch's writes back.
+    first_seen = {tp: r.first_seen for tp, r in found.items() if r.first_seen is not None}
+    suspects = [
+        tp for tp, first in first_seen.items() if first > since[tp] and tp not in lost_before
+    ]
+    losses = _find_losses(ctx, since, suspects, first_seen)
     updates = [_update(ctx, tp, found[tp]) for tp in reads]
     record_batch(ctx.store, ctx.link.name, updates)
     for result in sorted(results, key=lambda r: (r.topic, r.partition)):
@@ -140,12 +157,9 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
     for update in updates:
         state = ctx.states[(update.topic, update.partition)]
         ctx.states[(update.topic, update.partition)] = _advanced(state, update)
-    first_seen = {tp: r.first_seen for tp, r in found.items() if r.first_seen is not None}
-    suspects = [
-        tp for tp, first in first_seen.items() if first > since[tp] and tp not in lost_before
-    ]
-    _check_retention(ctx, since, suspects, first_seen)
-    _raise_first(found)
+    if losses and not ctx.allow_gaps:
+        raise DataLossError(_loss_message(ctx, losses))
+    _raise_first(ctx, found)
     written = sum(run.length for u in updates for run in u.runs)
     ctx.throughput.add(written)
     return written
@@ -161,17 +175,33 @@ def _cause(exc: Exception) -> str:
     return (python or lines or [type(exc).__name__])[-1][:500]
 
 
-def _raise_first(results: Mapping[TopicPartition, RangeResult]) -> None:
+def _raise_first(ctx: MirrorContext, results: Mapping[TopicPartition, RangeResult]) -> None:
+    """The batch's error, if any: a data or Kafka error first; a cluster that stopped
+    answering only when nothing worse happened (the caller waits that out)."""
     errors = {tp: r.error for tp, r in results.items() if r.error is not None}
     if not errors:
         return
-    code, message = errors[min(errors)]
-    more = f" (and {len(errors) - 1} more partition(s))" if len(errors) > 1 else ""
+    hard = {tp: e for tp, e in errors.items() if e[0] not in _UNAVAILABLE}
+    first = errors[min(hard or errors)]
+    more = len(hard or errors) - 1
+    suffix = f" (and {more} more partition(s))" if more else ""
+    code, message = first
+    if code in _UNAVAILABLE:
+        side = _UNAVAILABLE[code]
+        cluster = ctx.link.source if side == "source" else ctx.link.target
+        raise ClusterUnavailableError(
+            f"{side} cluster '{cluster}' unavailable: {message}{suffix}",
+            cluster=cluster,
+            condition=message + suffix,
+        )
     kind: type[KMigrateError] = {
         "foreign-write": ForeignWriteError,
         "kafka": KafkaOperationError,
     }.get(code, MirrorError)
-    raise kind(message + more)
+    raise kind(message + suffix)
+
+
+_UNAVAILABLE = {SOURCE_UNAVAILABLE: "source", TARGET_UNAVAILABLE: "target"}
 
 
 def _update(ctx: MirrorContext, tp: TopicPartition, result: RangeResult) -> PartitionUpdate:
@@ -195,17 +225,28 @@ def _advanced(state: PartitionState, update: PartitionUpdate) -> PartitionState:
 
 
 def _check_retention(
+    ctx: MirrorContext, since: dict[TopicPartition, int], suspects: list[TopicPartition]
+) -> list[TopicPartition]:
+    """Before a batch: source records deleted before they were mirrored stop the mirror,
+    or (allowed) become a recorded gap. Returns the partitions with a loss."""
+    losses = _find_losses(ctx, since, suspects, {})
+    if losses and not ctx.allow_gaps:
+        raise DataLossError(_loss_message(ctx, losses))
+    return [(g.topic, g.partition) for g in losses]
+
+
+def _find_losses(
     ctx: MirrorContext,
     since: dict[TopicPartition, int],
     suspects: list[TopicPartition],
     first_seen: dict[TopicPartition, int],
-) -> list[TopicPartition]:
-    """Source records deleted before they were mirrored: stop, or (allowed) record the gap.
+) -> list[Gap]:
+    """Source records deleted by retention before they were mirrored; each is recorded.
 
     ``since`` is each partition's read position before the batch. Before the batch
     every partition is a suspect; after it, those whose first record lay past that
     position (a gap compaction or markers explain, unless retention moved the log
-    start past the position meanwhile). Returns the partitions with a loss.
+    start past the position meanwhile).
     """
     if not suspects:
         return []
@@ -223,9 +264,7 @@ def _check_retention(
     ]
     for gap in losses:
         record_gap(ctx.store, ctx.link.name, gap)
-    if losses and not ctx.allow_gaps:
-        raise DataLossError(_loss_message(ctx, losses))
-    return [(g.topic, g.partition) for g in losses]
+    return losses
 
 
 def _loss_message(ctx: MirrorContext, losses: list[Gap]) -> str:

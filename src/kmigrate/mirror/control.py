@@ -13,6 +13,7 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, MirrorError, MirrorRunningError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.model import (
+    LIVE_STATES,
     Link,
     StartPosition,
     TopicState,
@@ -67,7 +68,7 @@ def check_not_running(store: Store, name: str) -> None:
         return
     state, _ = run_state(run)
     here = run.host == socket.gethostname()
-    if state in ("starting", "running") and (not here or pid_alive(run.pid)):
+    if state in LIVE_STATES and (not here or pid_alive(run.pid)):
         raise MirrorRunningError(
             f"link '{name}' is already mirrored by process {run.pid} on {run.host}; "
             f"stop it first: kmigrate mirror stop --link {name}"
@@ -82,7 +83,7 @@ def stop_mirror(
     require_link(store, name)
     run = get_run(store, name)
     state, _ = run_state(run)
-    if run is None or state not in ("starting", "running"):
+    if run is None or state not in LIVE_STATES:
         return False
     if run.host != socket.gethostname():
         raise MirrorError(
@@ -122,7 +123,7 @@ def promote(
             return done
         raise NotFoundError(f"no mirrored topic of link '{name}' matches --topics '{topics}'")
     state, _ = run_state(get_run(store, name))
-    if state not in ("starting", "running"):
+    if state not in LIVE_STATES:
         return _promote_idle(store, settings, link, [t.topic for t in chosen])
     for t in chosen:
         set_topic_state(store, name, t.topic, TopicState.PROMOTING)

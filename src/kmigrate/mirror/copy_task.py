@@ -20,6 +20,13 @@ before, was written contiguously in order; anything else fails the partition
 (``foreign-write`` for a longer span or a misplaced chunk, ``kafka`` for a shorter
 one), and only the chunks proven before it count.
 
+When a cluster stops answering (a broker restarting, a leader moving), librdkafka
+retries by itself; a task that makes no progress for ``outage_s`` while that lasts
+gives up with a ``source-unavailable`` or ``target-unavailable`` result: it purges what
+its producer still holds, drops that producer, and reports the chunks proven so far.
+The driver waits the outage out and plans again from the offset map; records the
+purged attempt still got onto the target are found there and kept (step 2).
+
 It never raises for a data problem; the driver decides. Anything else that stops a
 task fails the batch, and the next attempt starts again from the offset map.
 """
@@ -39,6 +46,7 @@ from confluent_kafka import (
     Producer,
 )
 
+from kmigrate.kafka.retry import condition_of, is_transient
 from kmigrate.mirror.offset_map import OffsetRun, coalesce, runs_from_deliveries, runs_of_chunk
 from kmigrate.spark.kafka_range import (
     OffsetRange,
@@ -74,6 +82,10 @@ class CopySettings:
     # A task stops reading after this many bytes (the rest is the next batch's), so a
     # batch of a long backlog is recorded every few seconds, not after hours.
     max_bytes: int = 256 * 1024 * 1024
+    # A task that makes no progress this long while a cluster is unavailable gives up
+    # and reports it; the driver waits (kmigrate.kafka.retry) and plans again. The
+    # mirror sets it to the clusters' timeout_s.
+    outage_s: float = 10.0
 
     def producer_config(self) -> dict[str, Any]:
         return {
@@ -149,6 +161,30 @@ def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[
         yield _RangeCopy(settings, plan).run()
 
 
+SOURCE_UNAVAILABLE = "source-unavailable"
+TARGET_UNAVAILABLE = "target-unavailable"
+
+
+class _TargetReadError(Exception):
+    """Reading the target back failed (kept apart from source read failures)."""
+
+    def __init__(self, cause: RangeReadError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Writer:
+    """The worker's target producer and the last transient condition it reported."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.trouble: KafkaError | None = None
+        self.producer = Producer({**config, "error_cb": self._on_error})
+
+    def _on_error(self, error: KafkaError) -> None:
+        if is_transient(error):
+            self.trouble = error
+
+
 class _RangeCopy:
     def __init__(self, settings: CopySettings, plan: RangePlan) -> None:
         self.settings = settings
@@ -158,10 +194,13 @@ class _RangeCopy:
         self.chunks: list[_Chunk] = []
         self.on_target: Generator[Any, None, None] | None = None  # records to read back
         self.config = settings.producer_config()
-        self.producer: Producer = worker_client("producer", self.config, self._new_producer)
+        self.writer: _Writer = worker_client("producer", self.config, self._new_writer)
+        self.writer.trouble = None
+        self.producer: Producer = self.writer.producer
+        self.abandoned = False  # the target stopped acknowledging; the producer was purged
 
-    def _new_producer(self) -> Producer:
-        return Producer(self.config)
+    def _new_writer(self) -> _Writer:
+        return _Writer(self.config)
 
     @property
     def to_verify(self) -> int:
@@ -175,7 +214,10 @@ class _RangeCopy:
         try:
             self._copy()
         except RangeReadError as exc:
-            result.fail("kafka", str(exc))
+            result.fail(SOURCE_UNAVAILABLE if exc.transient else "kafka", _read_failure(exc))
+        except _TargetReadError as exc:
+            transient = exc.cause.transient
+            result.fail(TARGET_UNAVAILABLE if transient else "kafka", _read_failure(exc.cause))
         finally:
             self._close_reader()
         self._finish()
@@ -185,7 +227,9 @@ class _RangeCopy:
         plan, result = self.plan, self.result
         source = OffsetRange(plan.topic, plan.partition, plan.start, plan.end)
         size = 0
-        for read in read_range(self.settings.source, source):
+        for read in read_range(
+            self.settings.source, source, stall_timeout_s=self.settings.outage_s
+        ):
             if result.first_seen is None:
                 result.first_seen = read[0].offset()
             result.seen += len(read)
@@ -226,8 +270,14 @@ class _RangeCopy:
         """The target records past where the map says the target ends, one by one."""
         plan = self.plan
         extra = OffsetRange(plan.topic, plan.partition, plan.expected_end, plan.actual_end)
-        for batch in read_range(self.settings.target, extra, role="read-back"):
-            yield from batch
+        reader = read_range(
+            self.settings.target, extra, role="read-back", stall_timeout_s=self.settings.outage_s
+        )
+        try:
+            for batch in reader:
+                yield from batch
+        except RangeReadError as exc:
+            raise _TargetReadError(exc) from None
 
     def _close_reader(self) -> None:
         if self.on_target is not None:
@@ -266,12 +316,17 @@ class _RangeCopy:
         if callback is not None:
             kwargs["on_delivery"] = callback
         deadline = time.monotonic() + self.settings.flush_timeout_s
+        stall = _Stall(len(self.producer), self.settings.outage_s)
         while True:
             try:
                 self.producer.produce(self.plan.topic, value, key, **kwargs)
                 return True
             except BufferError:
+                # The queue is full: wait for acknowledgements, unless they stopped coming.
                 self.producer.poll(0.05)
+                if stall.stuck(len(self.producer)):
+                    self._abandon()
+                    return False
             except KafkaException as exc:
                 code = exc.args[0].code() if exc.args else None
                 if code in _METADATA_LAGS and time.monotonic() < deadline:
@@ -285,9 +340,42 @@ class _RangeCopy:
                 self.result.fail("kafka", f"producing to {_where(self.plan)} failed: {exc}")
                 return False
 
+    def _drain(self) -> int:
+        """Wait for the delivery reports of everything produced; returns how many are
+        still missing (the flush timeout passed, or the target stopped acknowledging)."""
+        deadline = time.monotonic() + self.settings.flush_timeout_s
+        remaining = len(self.producer)
+        stall = _Stall(remaining, self.settings.outage_s)
+        while remaining and not self.abandoned:
+            remaining = self.producer.flush(min(1.0, max(deadline - time.monotonic(), 0)))
+            if remaining and stall.stuck(remaining):
+                self._abandon()
+            elif time.monotonic() >= deadline:
+                break
+        return remaining
+
+    def _abandon(self) -> None:
+        """The target acknowledged nothing for ``outage_s``: stop waiting. What the
+        producer still holds is purged (delivery reports fail those chunks) and the
+        producer dropped, so nothing of this attempt is sent later; records already
+        sent may still land, and the next attempt reads them back."""
+        if self.abandoned:
+            return
+        self.abandoned = True
+        trouble = self.writer.trouble
+        condition = (
+            condition_of(trouble, _where(self.plan))
+            if trouble is not None
+            else f"no acknowledgement from {_where(self.plan)} for {self.settings.outage_s:g}s"
+        )
+        self.result.fail(TARGET_UNAVAILABLE, condition)
+        self.producer.purge(in_queue=True, in_flight=True, blocking=True)
+        self.producer.flush(0)
+        forget_client("producer", self.config)
+
     def _finish(self) -> None:
         """Wait for the chunks' delivery reports and turn the proven ones into runs."""
-        remaining = self.producer.flush(self.settings.flush_timeout_s) if self.chunks else 0
+        remaining = self._drain() if self.chunks else 0
         result, plan = self.result, self.plan
         runs = runs_from_deliveries(self.verified)
         expected = plan.expected_end + len(self.verified)
@@ -333,6 +421,25 @@ def _chunk_problem(
 
 def _where(plan: RangePlan) -> str:
     return f"{plan.topic}[{plan.partition}]"
+
+
+def _read_failure(exc: RangeReadError) -> str:
+    """The condition of a transient failure (for a status line), else the message."""
+    return exc.condition if exc.transient else str(exc)
+
+
+class _Stall:
+    """Notices when a count of outstanding messages stopped going down for too long."""
+
+    def __init__(self, outstanding: int, limit_s: float) -> None:
+        self.best = outstanding
+        self.since = time.monotonic()
+        self.limit_s = limit_s
+
+    def stuck(self, outstanding: int) -> bool:
+        if outstanding < self.best:
+            self.best, self.since = outstanding, time.monotonic()
+        return time.monotonic() - self.since > self.limit_s
 
 
 _FOREIGN = (

@@ -6,6 +6,14 @@ the source holds past the offset map's read positions. When a batch finds nothin
 copy it waits a moment and looks again. Every refresh interval it looks for new topics
 and partitions and deleted source topics, and after every batch for topics waiting to
 be promoted. SIGTERM or SIGINT stops it between two batches as well.
+
+A cluster that stops answering (a broker restarting, leaders moving) is waited out,
+not treated as a failure: each step of the loop runs under one WaitPolicy, which
+retries it with backoff, reports ``waiting`` (what, since when) and gives up after
+``max_unavailable_s`` with the link resumable. A batch interrupted by the outage is
+planned again from the offset map, and what it had written is read back, not repeated.
+The start-up (claim, first topic sync) does not wait: a cluster that is down or
+misnamed when the mirror starts is reported at once.
 """
 
 from __future__ import annotations
@@ -18,23 +26,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark import SparkContext
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
 from kmigrate.mirror.copy_task import CopySettings
-from kmigrate.mirror.model import Link, RunState, TopicState
+from kmigrate.mirror.model import Link, RunState, TopicState, Waiting
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.spark.session import build_context
 from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
-from kmigrate.store.runs import begin_run, report_run
+from kmigrate.store.runs import begin_run, report_run, report_waiting
+
+T = TypeVar("T")
 
 Report = Callable[[str], None]
 HEARTBEAT_S = 2.0
@@ -51,6 +62,8 @@ class MirrorOptions:
     producer: dict[str, Any] = field(default_factory=dict)
     max_offsets_per_batch: int | None = None
     master: str | None = None
+    # How long one outage of the source or target may last before the mirror stops.
+    max_unavailable_s: float = 15 * 60.0
 
 
 @dataclass
@@ -82,6 +95,17 @@ class MirrorJob:
         self.on_progress = on_progress
         self.stop_requested = False
         self.pid = os.getpid()
+        self.policy = WaitPolicy(
+            options.max_unavailable_s,
+            on_wait=self._on_wait,
+            on_recover=self._on_recover,
+            pause=self._pause,
+            roles={link.source: "source", link.target: "target"},
+            resume_hint=(
+                f"nothing was lost; start the mirror of link '{link.name}' again once the "
+                "cluster is back (kmigrate mirror start --link ...) and it resumes exactly"
+            ),
+        )
 
     # ------------------------------------------------------------ lifecycle
 
@@ -93,6 +117,8 @@ class MirrorJob:
         }
         try:
             self._run()
+        except WaitAbandoned:
+            pass  # stopped while waiting out an outage
         except Exception as exc:
             reason = (
                 exc.message
@@ -129,6 +155,8 @@ class MirrorJob:
                     source_cfg.as_librdkafka(),
                     target_cfg.as_librdkafka(),
                     dict(self.options.producer),
+                    # A task waits for a silent cluster as long as a request would.
+                    outage_s=max(source_cfg.timeout_s, target_cfg.timeout_s),
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
@@ -152,10 +180,12 @@ class MirrorJob:
                     f"{len(assignment.pairs())} partition(s)"
                 )
                 self._mirror(spark, ctx, assignment)
-            self._promote_ready(ctx)
+            self._waiting_out(lambda: self._promote_ready(ctx))
             if not self.stop_requested:
-                assignment = sync_topology(
-                    self.store, self.link, ctx.source, ctx.target, self.report
+                assignment = self._waiting_out(
+                    lambda: sync_topology(
+                        self.store, self.link, ctx.source, ctx.target, self.report
+                    )
                 )
 
     def _idle(self) -> None:
@@ -170,7 +200,7 @@ class MirrorJob:
         next_refresh = time.monotonic() + self.options.refresh_interval_s
         next_beat = 0.0
         while not self.stop_requested:
-            copied = run_batch(ctx, spark, pairs)
+            copied = self._waiting_out(lambda: run_batch(ctx, spark, pairs))
             now = time.monotonic()
             if now >= next_beat:
                 next_beat = now + HEARTBEAT_S
@@ -181,15 +211,61 @@ class MirrorJob:
                 self.on_progress(Progress(ctx.throughput.total, rate, len(pairs)))
             if now >= next_refresh:
                 next_refresh = now + self.options.refresh_interval_s
-                if self._topology_changed(ctx, assignment):
+                if self._waiting_out(lambda: self._topology_changed(ctx, assignment)):
                     return
             # Every batch, not every refresh: producers wait for promote (one store read
             # while nobody asked; a source ListOffsets while a topic waits).
-            if self._promotable(ctx):
+            if self._waiting_out(lambda: self._promotable(ctx)):
                 return
             if not copied:
                 ctx.throughput.add(0)
                 time.sleep(IDLE_POLL_S)
+
+    # ------------------------------------------------------------ outages
+
+    def _waiting_out(self, step: Callable[[], T]) -> T:
+        """``step``, waiting out source or target outages (the one WaitPolicy)."""
+        return self.policy.run(step)
+
+    def _on_wait(self, outage: Outage) -> None:
+        who = self.policy.who(outage.cluster)
+        self.report(
+            f"{who} unavailable since {outage.clock()}: {outage.condition}; retrying "
+            f"(for up to {duration_text(self.options.max_unavailable_s)})"
+        )
+        self._report_waiting(outage)
+
+    def _on_recover(self, outage: Outage) -> None:
+        who = self.policy.who(outage.cluster)
+        self.report(
+            f"{who} available again after {duration_text(self.policy.lasted(outage))}; "
+            "mirroring resumes"
+        )
+        report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
+
+    def _pause(self, seconds: float) -> bool:
+        """Between two attempts during an outage: heartbeat, and stop when asked."""
+        outage = self.policy.outage
+        deadline = time.monotonic() + seconds
+        while not self.stop_requested:
+            if outage is not None:
+                self._report_waiting(outage)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            time.sleep(min(left, HEARTBEAT_S))
+        return False
+
+    def _report_waiting(self, outage: Outage) -> None:
+        role = "source" if outage.cluster == self.link.source else "target"
+        waiting = Waiting(outage.cluster, role, outage.condition, int(outage.since * 1000))
+        reason = (
+            f"{self.policy.who(outage.cluster)} unavailable since {outage.clock()}: "
+            f"{outage.condition}"
+        )
+        report_waiting(self.store, self.link.name, self.pid, waiting, reason)
+
+    # ------------------------------------------------------------ topology
 
     def _topology_changed(self, ctx: MirrorContext, assignment: Assignment) -> bool:
         now = {

@@ -119,8 +119,23 @@ class PartitionState:
 class RunState(Enum):
     STARTING = "starting"
     RUNNING = "running"
+    WAITING = "waiting"  # alive, waiting out a cluster outage (see MirrorRun.waiting)
     STOPPED = "stopped"
     FAILED = "failed"
+
+
+# The states of a process that is alive and owns its link.
+LIVE_STATES = frozenset({"starting", "running", "waiting"})
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What a waiting mirror waits for: a cluster, the condition, since when."""
+
+    cluster: str
+    role: str  # source | target
+    condition: str
+    since_ms: int
 
 
 @dataclass(frozen=True)
@@ -136,3 +151,4 @@ class MirrorRun:
     heartbeat_ms: int
     records_per_s: float
     log_path: str | None
+    waiting: Waiting | None = None

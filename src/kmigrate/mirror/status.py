@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from kmigrate.errors import ClusterUnavailableError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.model import (
+    LIVE_STATES,
     Gap,
     Link,
     LinkTopic,
@@ -24,7 +27,9 @@ from kmigrate.store.offsets import gaps_of, load_partitions
 from kmigrate.store.runs import get_run
 
 # A run whose heartbeat is older than this is reported as dead, whatever it last said.
-STALE_AFTER_S = 30.0
+# A waiting mirror heartbeats between attempts, and one attempt against a cluster that
+# does not answer takes up to about twice the cluster's timeout_s.
+STALE_AFTER_S = 60.0
 IDLE_AFTER_S = 10.0
 
 
@@ -44,12 +49,14 @@ class PartitionStatus:
 @dataclass(frozen=True)
 class LinkStatus:
     link: Link
-    state: str  # running | stopped | failed | never-started
+    state: str  # starting | running | waiting | stopped | failed | never-started
     reason: str | None
     run: MirrorRun | None
     topics: list[LinkTopic]
     partitions: list[PartitionStatus]
     gaps: list[Gap]
+    # Clusters whose offsets could not be read now (name -> why); their ends are None.
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     @property
     def lag(self) -> int | None:
@@ -61,12 +68,14 @@ def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
     """running / stopped / failed, checking that a 'running' process still lives."""
     if run is None:
         return "never-started", None
-    if run.state in (RunState.STARTING, RunState.RUNNING):
+    if run.state.value in LIVE_STATES:
         if run.host == socket.gethostname() and not pid_alive(run.pid):
             return "failed", f"process {run.pid} died without stopping the mirror"
         if time.time() * 1000 - run.heartbeat_ms > STALE_AFTER_S * 1000:
-            return "failed", f"no heartbeat from process {run.pid} on {run.host} for over 30s"
-        return run.state.value, None
+            return "failed", (
+                f"no heartbeat from process {run.pid} on {run.host} for over {STALE_AFTER_S:g}s"
+            )
+        return run.state.value, run.reason if run.state is RunState.WAITING else None
     return run.state.value, run.reason
 
 
@@ -97,14 +106,15 @@ def link_status(
     states = load_partitions(store, link.name)
     pairs = [(s.topic, s.partition) for s in states]
     live = {t.topic for t in topics if t.state is not TopicState.SOURCE_DELETED}
-    source_ends = (
-        source.partition_offsets(
+    unavailable: dict[str, str] = {}
+    source_ends = _ends(
+        source,
+        lambda a: a.partition_offsets(
             [tp for tp in pairs if tp[0] in live], "latest", committed_only=True
-        )
-        if source
-        else {}
+        ),
+        unavailable,
     )
-    target_ends = target.partition_offsets(pairs, "latest") if target else {}
+    target_ends = _ends(target, lambda a: a.partition_offsets(pairs, "latest"), unavailable)
     now = time.time() * 1000
     parts = [
         _partition(
@@ -112,7 +122,25 @@ def link_status(
         )
         for s in states
     ]
-    return LinkStatus(link, state, reason, run, topics, parts, gaps_of(store, link.name))
+    return LinkStatus(
+        link, state, reason, run, topics, parts, gaps_of(store, link.name), unavailable
+    )
+
+
+def _ends(
+    admin: ClusterAdmin | None,
+    read: Callable[[ClusterAdmin], dict[tuple[str, int], int]],
+    unavailable: dict[str, str],
+) -> dict[tuple[str, int], int]:
+    """End offsets from one cluster; none (and why, in ``unavailable``) while it is down:
+    status must answer during an outage, which is when it is asked most."""
+    if admin is None:
+        return {}
+    try:
+        return read(admin)
+    except ClusterUnavailableError as exc:
+        unavailable[admin.cluster.name] = exc.condition
+        return {}
 
 
 def _partition(

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from kmigrate.kafka.retry import condition_of, is_transient
+
 # Records per consume() call: big enough that the per-call cost vanishes, small enough
 # that a task's memory stays bounded (librdkafka prefetches behind it).
 CONSUME_BATCH = 10_000
@@ -58,7 +60,16 @@ class OffsetRange:
 
 
 class RangeReadError(Exception):
-    """The range could not be read (a broker error, or no progress for too long)."""
+    """The range could not be read: a broker error, or no progress for too long.
+
+    ``transient`` when the cause passes on its own (the cluster is restarting, a leader
+    moving): the caller may try the range again later. ``condition`` says what, briefly.
+    """
+
+    def __init__(self, message: str, *, transient: bool, condition: str) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.condition = condition
 
 
 Client = TypeVar("Client")
@@ -105,7 +116,9 @@ def read_range(
     Offsets may have gaps (compaction, markers, aborted records). Stops at the first
     record at or past ``end``, or at partition EOF once the position reached ``end``.
     A caller may stop early (close the generator). Raises RangeReadError on a broker
-    error or when nothing arrives for ``stall_timeout_s``.
+    error that does not pass on its own at once; while the consumer reports transient
+    conditions (a broker restarting, a leader moving) it keeps trying, and raises a
+    transient RangeReadError when nothing arrived for ``stall_timeout_s``.
     """
     if offsets.end <= offsets.start:
         return
@@ -119,7 +132,7 @@ def read_range(
 
 
 def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterator[list[Any]]:
-    last_progress = time.monotonic()
+    watch = _Watch(offsets, stall_s)
     first = True
     while True:
         messages = _next_messages(consumer)
@@ -134,28 +147,74 @@ def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterat
             # to the log start past it and librdkafka reports no EOF there.
             if _position(consumer, offsets) >= offsets.end:
                 return
-            if time.monotonic() - last_progress > stall_s:
-                raise RangeReadError(f"reading {offsets}: no record for {stall_s:g}s")
+            watch.check()
             continue
-        last_progress = time.monotonic()
-        batch: list[Any] = []
-        done = False
-        for message in messages:
-            error = message.error()
-            if error is None:
-                if message.offset() >= offsets.end:
-                    done = True
-                    break
-                batch.append(message)
-            elif error.code() != KafkaError._PARTITION_EOF:
-                raise RangeReadError(f"reading {offsets}: {error.str()}")
-            elif _position(consumer, offsets) >= offsets.end:
-                done = True
-                break
+        batch, done = _take(consumer, offsets, messages, watch)
+        if batch or done:
+            watch.progressed()
+        else:
+            watch.check()
         if batch:
             yield batch
         if done:
             return
+
+
+def _take(
+    consumer: Consumer, offsets: OffsetRange, messages: list[Any], watch: _Watch
+) -> tuple[list[Any], bool]:
+    """The records of ``messages`` inside the range, and whether the range is done."""
+    batch: list[Any] = []
+    for message in messages:
+        error = message.error()
+        if error is None:
+            if message.offset() >= offsets.end:
+                return batch, True
+            batch.append(message)
+        elif error.code() == KafkaError._PARTITION_EOF:
+            if _position(consumer, offsets) >= offsets.end:
+                return batch, True
+        elif is_transient(error):
+            watch.trouble = error  # librdkafka reconnects and retries by itself
+        else:
+            raise RangeReadError(
+                f"reading {offsets}: {error.str()}",
+                transient=False,
+                condition=condition_of(error, _where(offsets)),
+            )
+    return batch, False
+
+
+class _Watch:
+    """How long a range read went without progress, and the last transient condition."""
+
+    def __init__(self, offsets: OffsetRange, stall_s: float) -> None:
+        self.offsets = offsets
+        self.stall_s = stall_s
+        self.last = time.monotonic()
+        self.trouble: KafkaError | None = None
+
+    def progressed(self) -> None:
+        self.last = time.monotonic()
+
+    def check(self) -> None:
+        if time.monotonic() - self.last <= self.stall_s:
+            return
+        where, trouble = _where(self.offsets), self.trouble
+        why = f" ({trouble.str()})" if trouble is not None else ""
+        raise RangeReadError(
+            f"reading {self.offsets}: no record for {self.stall_s:g}s{why}",
+            transient=True,
+            condition=(
+                condition_of(trouble, where)
+                if trouble is not None
+                else f"no record from {where} for {self.stall_s:g}s"
+            ),
+        )
+
+
+def _where(offsets: OffsetRange) -> str:
+    return f"{offsets.topic}[{offsets.partition}]"
 
 
 def _next_messages(consumer: Consumer) -> list[Any]:

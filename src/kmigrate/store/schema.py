@@ -95,6 +95,18 @@ mirror_runs = Table(
     Column("log_path", Text),
 )
 
+# The outage a link's mirror is waiting out, while it waits (a row only then).
+mirror_waits = Table(
+    "mirror_waits",
+    metadata,
+    Column("link", String(100), primary_key=True),
+    Column("pid", Integer, nullable=False),
+    Column("cluster", String(255), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("condition", Text, nullable=False),
+    Column("since_ms", BigInteger, nullable=False),
+)
+
 # The last source commit kmigrate saw for each group partition, and what it committed on
 # the target for it: failover translates from here when the source is unreachable, and
 # a repeated migrate can tell "already done" from "the group moved on on the target".

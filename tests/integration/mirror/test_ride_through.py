@@ -1,0 +1,425 @@
+"""The mirror and `groups sync` ride through broker restarts (issue "Ride through broker
+restarts"): brokers killed with SIGKILL and started again while records flow, and the
+copy still exact record by record, the same process still alive.
+
+These tests kill brokers, so they run on a sandbox of their own (never the session's
+clusters): `src` and `dst` with one broker each, and `wide` with three. Each cluster's
+timeout_s is 5 s (a user setting), so outages are noticed within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+
+from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, load_settings
+from kmigrate.errors import KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.state import load_state
+from kmigrate.store import store_for
+from kmigrate.store.offsets import load_partitions
+from tests.helpers import run_cli, unique, wait_for
+from tests.integration.mirror.harness import (
+    MirrorProcess,
+    assert_exact_copy,
+    caught_up,
+    mirror_config,
+    wait_caught_up,
+)
+
+TIMEOUT_S = 5
+_QUICK = ("--refresh-interval", "2")
+
+
+@dataclass(frozen=True)
+class Blinking:
+    """A sandbox whose brokers the tests kill and start again."""
+
+    directory: Path
+
+    @property
+    def clusters_yaml(self) -> Path:
+        return self.directory / SANDBOX_CONFIG_NAME
+
+    def cluster(self, name: str) -> ClusterConfig:
+        return load_settings(self.clusters_yaml).cluster(name)
+
+    def brokers(self, name: str) -> dict[int, int]:
+        """node id -> pid of the cluster's brokers as the sandbox started them."""
+        cluster = load_state(self.directory).clusters[name]
+        return {b.node_id: b.pid for b in cluster.brokers if b.pid is not None}
+
+    def kill(self, name: str, node_id: int | None = None) -> None:
+        """SIGKILL one broker (the only one by default), as a crash does."""
+        brokers = self.brokers(name)
+        pid = brokers[node_id if node_id is not None else min(brokers)]
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not _alive(pid), timeout=30, message=f"broker {pid} of {name} gone")
+
+    def restart(self, name: str) -> None:
+        """Start the cluster's dead brokers again, on the same ports and data."""
+        count = len(load_state(self.directory).clusters[name].brokers)
+        manager.up(self.directory, manager.UpRequest(clusters=[name], brokers=count))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def blink(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Blinking]:
+    directory = tmp_path_factory.mktemp("blink").resolve()
+    manager.up(directory, manager.UpRequest(clusters=["src", "dst"]))
+    manager.up(directory, manager.UpRequest(clusters=["wide"], brokers=3))
+    try:
+        yield Blinking(directory)
+    finally:
+        manager.down(directory, purge=True, grace=10)
+
+
+def _config(blink: Blinking, folder: Path) -> Path:
+    path = mirror_config(blink.clusters_yaml, folder)
+    raw = yaml.safe_load(path.read_text())
+    for cluster in raw["clusters"].values():
+        cluster["timeout_s"] = TIMEOUT_S
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def _mirror(config: Path, link: str, topic: str, target: str, *extra: str) -> MirrorProcess:
+    return MirrorProcess(
+        config,
+        link,
+        ("--source", "src", "--target", target, "--topics", topic, *_QUICK, *extra),
+        config.parent / f"{link}.log",
+    )
+
+
+class AckedProducer(threading.Thread):
+    """Writes numbered records to the source until stopped, riding through its restarts
+    (idempotent, long delivery timeout); counts the records the source acknowledged."""
+
+    def __init__(self, cluster: ClusterConfig, topic: str, partitions: int) -> None:
+        super().__init__(daemon=True)
+        self.topic, self.partitions = topic, partitions
+        self.producer = Producer(
+            {
+                **cluster.as_librdkafka(),
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 5,
+                "message.timeout.ms": 180_000,
+            }
+        )
+        self.acked = 0
+        self.failed: list[str] = []
+        self.done = threading.Event()
+
+    def _report(self, error: KafkaError | None, _message: Any) -> None:
+        if error is None:
+            self.acked += 1
+        else:
+            self.failed.append(error.str())
+
+    def run(self) -> None:
+        sent = 0
+        while not self.done.is_set():
+            for _ in range(100):
+                try:
+                    self.producer.produce(
+                        self.topic,
+                        f"value-{sent}".encode(),
+                        f"k{sent}".encode(),
+                        partition=sent % self.partitions,
+                        on_delivery=self._report,
+                    )
+                except BufferError:  # the source is down and the queue full: wait
+                    self.producer.poll(0.5)
+                    continue
+                sent += 1
+            self.producer.poll(0)
+            self.done.wait(0.05)  # about 2,000 records/s: steady, not a flood
+        self.producer.flush(180)
+
+    def finish(self) -> int:
+        self.done.set()
+        self.join(timeout=200)
+        assert not self.is_alive(), "the producer did not drain"
+        assert not self.failed, f"source refused records: {self.failed[:3]}"
+        return self.acked
+
+
+def _status(config: Path, link: str) -> dict[str, Any]:
+    result = run_cli("mirror", "status", "--link", link, "--json", config=str(config))
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)["links"][0]
+
+
+def _wait_state(mirror: MirrorProcess, state: str, timeout: float = 90) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    def reached() -> bool:
+        mirror.check_alive()
+        found.update(_status(mirror.config, mirror.link))
+        return found["state"] == state
+
+    wait_for(reached, timeout=timeout, interval=0.5, message=f"mirror {state}; {mirror.tail()}")
+    return found
+
+
+def _wait_progress(mirror: MirrorProcess, source: ClusterConfig, topic: str) -> None:
+    """The mirror copies again: its read positions move past where they are now."""
+    store = store_for(load_settings(mirror.config))
+
+    def position() -> int:
+        return sum(s.map.source_next for s in load_partitions(store, mirror.link, topic))
+
+    before = position()
+    wait_for(
+        lambda: mirror.check_alive() or position() > before,
+        timeout=90,
+        message=f"mirror progress after the outage; {mirror.tail()}",
+    )
+
+
+def _outage(
+    blink: Blinking, mirror: MirrorProcess, cluster: str, role: str, topic: str
+) -> dict[str, Any]:
+    """Kill ``cluster``'s only broker under the running mirror, see `waiting`, restart
+    it, see the mirror copy again. Returns the status seen while waiting."""
+    blink.kill(cluster)
+    waiting = _wait_state(mirror, "waiting")
+    blink.restart(cluster)
+    _wait_progress(mirror, blink.cluster("src"), topic)
+    assert waiting["waiting"]["role"] == role and waiting["waiting"]["cluster"] == cluster
+    return waiting
+
+
+def test_mirror_waits_out_a_target_then_a_source_broker_restart_exactly(
+    blink: Blinking, tmp_path: Path
+) -> None:
+    """The issue's report: the target's only broker killed and restarted, later the
+    source's. The mirror says it waits (status and its output), goes on by itself, and
+    the copy is exact; the same process is still running at the end."""
+    topic = unique("blink")
+    with ClusterAdmin(blink.cluster("src")) as admin:
+        admin.create_topic(topic, 3)
+    config = _config(blink, tmp_path)
+    mirror = _mirror(config, "blink", topic, "dst").start()
+    producer = AckedProducer(blink.cluster("src"), topic, 3)
+    producer.start()
+    try:
+        mirror.wait_running()
+        _wait_progress(mirror, blink.cluster("src"), topic)
+        waiting = _outage(blink, mirror, "dst", "target", topic)
+        assert waiting["reason"].startswith("target cluster 'dst' unavailable since ")
+        _outage(blink, mirror, "src", "source", topic)
+    finally:
+        acked = producer.finish()
+    wait_caught_up(mirror, blink.cluster("src"), [topic])
+    mirror.check_alive()
+    assert _status(config, "blink")["state"] == "running"
+    compared = assert_exact_copy(config, "blink", blink.cluster("src"), blink.cluster("dst"), topic)
+    assert compared == acked
+    log = mirror.log.read_text()
+    assert "target cluster 'dst' unavailable since" in log and "retrying" in log
+    assert "target cluster 'dst' available again after" in log
+    assert "source cluster 'src' unavailable since" in log
+    assert mirror.stop() == 0, mirror.tail()
+
+
+def test_mirror_rides_through_a_rolling_restart_of_a_three_broker_target(
+    blink: Blinking, tmp_path: Path
+) -> None:
+    """One broker at a time, each back in every ISR before the next: leaders move under
+    the mirror's producers while it copies."""
+    topic = unique("roll")
+    with ClusterAdmin(blink.cluster("src")) as admin:
+        admin.create_topic(topic, 6)
+    config = _config(blink, tmp_path)
+    mirror = _mirror(config, "roll", topic, "wide", "--replication-factor", "3").start()
+    producer = AckedProducer(blink.cluster("src"), topic, 6)
+    producer.start()
+    try:
+        mirror.wait_running()
+        _wait_progress(mirror, blink.cluster("src"), topic)
+        for node_id in sorted(blink.brokers("wide")):
+            blink.kill("wide", node_id)
+            _wait_progress(mirror, blink.cluster("src"), topic)  # on two brokers
+            blink.restart("wide")
+            _wait_in_sync(blink.cluster("wide"), topic)
+    finally:
+        acked = producer.finish()
+    wait_caught_up(mirror, blink.cluster("src"), [topic])
+    mirror.check_alive()
+    compared = assert_exact_copy(config, "roll", blink.cluster("src"), blink.cluster("wide"), topic)
+    assert compared == acked
+    assert mirror.stop() == 0, mirror.tail()
+
+
+def _wait_in_sync(cluster: ClusterConfig, topic: str) -> None:
+    def full() -> bool:
+        try:
+            with ClusterAdmin(cluster) as admin:
+                described = admin.describe_topic(topic)
+        except KMigrateError:  # the restarted broker is still joining
+            return False
+        return all(len(p.isr) == len(p.replicas) for p in described.partitions)
+
+    wait_for(full, timeout=90, interval=0.5, message=f"{topic} back in sync on {cluster.name}")
+
+
+def test_an_outage_longer_than_max_unavailable_stops_the_mirror_resumably(
+    blink: Blinking, tmp_path: Path
+) -> None:
+    topic = unique("long")
+    with ClusterAdmin(blink.cluster("src")) as admin:
+        admin.create_topic(topic, 2)
+    config = _config(blink, tmp_path)
+    producer = AckedProducer(blink.cluster("src"), topic, 2)
+    producer.start()
+    mirror = _mirror(config, "long", topic, "dst", "--max-unavailable", "3s").start()
+    try:
+        mirror.wait_running()
+        _wait_progress(mirror, blink.cluster("src"), topic)
+        blink.kill("dst")
+        code = mirror.wait_exit(timeout=120)
+    finally:
+        blink.restart("dst")
+        acked = producer.finish()
+    lines = [line for line in mirror.tail().splitlines() if line.startswith("error:")]
+    assert code == 3, mirror.tail()
+    assert len(lines) == 1, mirror.tail()
+    assert lines[0].startswith("error: target cluster 'dst' unavailable for "), lines[0]
+    assert "longer than the allowed 3s" in lines[0] and "Traceback" not in mirror.tail()
+    failed = _status(config, "long")
+    assert failed["state"] == "failed" and "unavailable" in failed["reason"]
+
+    again = _mirror(config, "long", topic, "dst").start()
+    again.wait_running()
+    wait_caught_up(again, blink.cluster("src"), [topic])
+    assert caught_up(config, "long", blink.cluster("src"), [topic])
+    compared = assert_exact_copy(config, "long", blink.cluster("src"), blink.cluster("dst"), topic)
+    assert compared == acked
+    assert again.stop() == 0, again.tail()
+
+
+def test_groups_sync_survives_a_restart_of_the_group_coordinator(
+    blink: Blinking, tmp_path: Path
+) -> None:
+    """The target group's coordinator broker (on `wide`) is killed while `groups sync`
+    follows the source group; sync waits and then commits the newest translation."""
+    topic, group = unique("gsync"), unique("g-blink")
+    source, wide = blink.cluster("src"), blink.cluster("wide")
+    with ClusterAdmin(source) as admin:
+        admin.create_topic(topic, 2)
+    producer = AckedProducer(source, topic, 2)
+    producer.start()
+    config = _config(blink, tmp_path)
+    mirror = _mirror(config, "gsync", topic, "wide", "--replication-factor", "3").start()
+    try:
+        mirror.wait_running()
+        wait_for(lambda: producer.acked >= 2000, timeout=60, message="2000 records on the source")
+    finally:
+        producer.finish()
+    wait_caught_up(mirror, source, [topic])
+    assert mirror.stop() == 0, mirror.tail()
+
+    sync = subprocess.Popen(
+        [sys.executable, "-m", "kmigrate", "--config", str(config), "groups", "sync",
+         "--link", "gsync", "--groups", group, "--interval", "0.3"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    errors: list[str] = []
+    reader = threading.Thread(target=lambda: errors.extend(sync.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        _commit(source, group, topic, 300)
+        wait_for(
+            lambda: _follows(config, source, wide, group),
+            timeout=60,
+            message="target group follows the source",
+        )
+        with ClusterAdmin(wide) as admin:
+            coordinator = admin.describe_group(group).coordinator
+        assert coordinator is not None
+        blink.kill("wide", coordinator)
+        _commit(source, group, topic, 700)
+        wait_for(
+            lambda: any("unavailable since" in line for line in errors),
+            timeout=60,
+            message=f"sync says it waits; {errors}",
+        )
+        blink.restart("wide")
+        wait_for(
+            lambda: _follows(config, source, wide, group, at_least=700),
+            timeout=90,
+            message=f"target group follows the commit made during the restart; {errors}",
+        )
+        assert sync.poll() is None, f"groups sync exited: {errors}"
+        assert any("available again after" in line for line in errors), errors
+    finally:
+        sync.terminate()
+        assert sync.wait(30) == 0, errors
+
+
+def _commit(cluster: ClusterConfig, group: str, topic: str, position: int) -> None:
+    consumer = Consumer({**cluster.as_librdkafka(), "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(
+            offsets=[TopicPartition(topic, p, position + p) for p in (0, 1)], asynchronous=False
+        )
+    finally:
+        consumer.close()
+
+
+def _committed(cluster: ClusterConfig, group: str) -> dict[tuple[str, int], int]:
+    with ClusterAdmin(cluster) as admin:
+        return {(o.topic, o.partition): o.committed for o in admin.committed_offsets(group)}
+
+
+def _follows(
+    config: Path, source: ClusterConfig, target: ClusterConfig, group: str, at_least: int = 0
+) -> bool:
+    """The target group is at the translation of the source group's commits (which are
+    at ``at_least`` or past); False while a coordinator is still moving."""
+    try:
+        commits = _committed(source, group)
+        on_target = _committed(target, group)
+    except KMigrateError:
+        return False
+    if not commits or min(commits.values()) < at_least:
+        return False
+    return on_target == _translated(config, "gsync", commits)
+
+
+def _translated(config: Path, link: str, commits: dict[tuple[str, int], int]) -> dict:
+    states = {
+        (s.topic, s.partition): s for s in load_partitions(store_for(load_settings(config)), link)
+    }
+    return {
+        key: states[key].map.translate(offset, states[key].target_start).target_offset
+        for key, offset in commits.items()
+    }

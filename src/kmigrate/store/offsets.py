@@ -62,33 +62,55 @@ def _header(conn: Connection, link: str, topic: str, partition: int) -> Any:
 
 
 def load_partitions(store: Store, link: str, topic: str | None = None) -> list[PartitionState]:
-    """Every mirrored partition of the link (or of one topic) with its full map."""
-    header_q = select(map_partitions).where(map_partitions.c.link == link)
-    runs_q = select(offset_runs).where(offset_runs.c.link == link)
+    """Every mirrored partition of the link (or of one topic) with its full map.
+
+    One statement (headers joined with their runs), so a reader sees one batch's state
+    even while the mirror records the next: SQLite outside an explicit transaction, and
+    PostgreSQL at READ COMMITTED, give each statement its own snapshot.
+    """
+    runs = offset_runs
+    joined = map_partitions.outerjoin(
+        runs,
+        and_(
+            runs.c.link == map_partitions.c.link,
+            runs.c.topic == map_partitions.c.topic,
+            runs.c.partition == map_partitions.c.partition,
+        ),
+    )
+    query = (
+        select(
+            map_partitions,
+            runs.c.source_start.label("run_source"),
+            runs.c.target_start.label("run_target"),
+            runs.c.length.label("run_length"),
+        )
+        .select_from(joined)
+        .where(map_partitions.c.link == link)
+        .order_by(map_partitions.c.topic, map_partitions.c.partition, runs.c.source_start)
+    )
     if topic is not None:
-        header_q = header_q.where(map_partitions.c.topic == topic)
-        runs_q = runs_q.where(offset_runs.c.topic == topic)
+        query = query.where(map_partitions.c.topic == topic)
     with store.transaction() as conn:
-        headers = list(conn.execute(header_q))
-        by_partition: dict[tuple[str, int], list[OffsetRun]] = defaultdict(list)
-        for r in conn.execute(runs_q.order_by(offset_runs.c.source_start)):
-            by_partition[(r.topic, r.partition)].append(
-                OffsetRun(r.source_start, r.target_start, r.length)
-            )
+        rows = list(conn.execute(query))
+    headers: dict[tuple[str, int], Any] = {}
+    by_partition: dict[tuple[str, int], list[OffsetRun]] = defaultdict(list)
+    for row in rows:
+        key = (row.topic, row.partition)
+        headers.setdefault(key, row)
+        if row.run_source is not None:
+            by_partition[key].append(OffsetRun(row.run_source, row.run_target, row.run_length))
     states = [
         PartitionState(
             h.topic,
             h.partition,
-            PartitionOffsetMap(
-                tuple(by_partition[(h.topic, h.partition)]), h.source_next, h.source_start
-            ),
+            PartitionOffsetMap(tuple(by_partition[key]), h.source_next, h.source_start),
             h.target_start,
             h.mirrored,
             h.last_timestamp,
             h.updated_ms,
             h.records_per_s,
         )
-        for h in headers
+        for key, h in headers.items()
     ]
     return sorted(states, key=lambda s: (s.topic, s.partition))
 

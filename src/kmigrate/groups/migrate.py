@@ -29,6 +29,7 @@ from kmigrate.groups.translation import (
 )
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.mirror.model import LIVE_STATES, Link
 from kmigrate.mirror.status import run_state
 from kmigrate.models import TopicPartitionOffset
@@ -171,9 +172,17 @@ def _wait_for_mirror(
     wait_s: float,
     on_wait: WaitProgress | None,
 ) -> GroupPlan:
-    """Re-plan until the mirror has read past every commit of the (stopped) group."""
+    """Re-plan until the mirror has read past every commit of the (stopped) group.
+
+    A cluster that blinks meanwhile (a broker restart, a coordinator moving) is waited
+    out within the same ``wait_s``, as the mirror waits it out."""
     total = _to_go(plan)
     deadline = time.monotonic() + wait_s
+    policy = WaitPolicy(
+        wait_s,
+        roles={link.source: "source", link.target: "target"},
+        resume_hint="nothing changed; run again once it is back",
+    )
     while waiting_for_mirror(plan.partitions):
         if on_wait is not None:
             on_wait(_to_go(plan), total)
@@ -189,7 +198,7 @@ def _wait_for_mirror(
                 f"position within {wait_s:.0f}s ({_to_go(plan):,} records to go); nothing changed"
             )
         time.sleep(0.5)
-        plan = plan_group(store, link, group, source, target, fall_back=False)
+        plan = policy.run(lambda: plan_group(store, link, group, source, target, fall_back=False))
         check_members(plan)
     if on_wait is not None:
         on_wait(0, total)

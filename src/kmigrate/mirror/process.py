@@ -38,7 +38,8 @@ def spawn_mirror(store: Store, name: str, argv: list[str], folder: Path) -> int:
                 f"the mirror of link '{name}' exited with code {code}: "
                 f"{reason or 'see ' + str(log_path)}"
             )
-        if ours and run and run.state.value == "running":
+        # Waiting (a cluster blinked right after start) is a running mirror too.
+        if ours and run and run.state.value in ("running", "waiting"):
             return child.pid
         time.sleep(0.3)
     raise MirrorError(

@@ -27,6 +27,7 @@ SLOW = (
     "integration/groups/",
     "integration/store/test_postgres_migration.py",
     "integration/test_sandbox.py",
+    "integration/test_sandbox_zookeeper.py",
 )
 
 

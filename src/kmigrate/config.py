@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -49,6 +49,9 @@ REDACTED = "********"
 def is_secret_key(key: str) -> bool:
     """True for property names whose values must never be shown."""
     return bool(_SECRET_KEY.search(key))
+
+
+T = TypeVar("T")
 
 
 class _Strict(BaseModel):
@@ -92,6 +95,22 @@ class ClusterConfig(_Strict):
         return {k: REDACTED if isinstance(v, SecretStr) else v for k, v in self.properties.items()}
 
 
+class EnsembleConfig(_Strict):
+    """How to reach one ZooKeeper ensemble: ``host:port,host:port`` (no chroot; commands
+    that work under a chroot take it separately)."""
+
+    name: str = ""
+    connect: str
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @field_validator("connect", mode="before")
+    @classmethod
+    def _join_servers(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return ",".join(str(v) for v in value)
+        return value
+
+
 class StoreConfig(_Strict):
     url: SecretStr = SecretStr("sqlite:///kmigrate.db")
 
@@ -111,7 +130,8 @@ class SparkConfig(_Strict):
 class Settings(_Strict):
     """Everything kmigrate reads from clusters.yaml."""
 
-    clusters: dict[str, ClusterConfig]
+    clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    zookeeper: dict[str, EnsembleConfig] = Field(default_factory=dict)
     store: StoreConfig = Field(default_factory=StoreConfig)
     spark: SparkConfig = Field(default_factory=SparkConfig)
     env_file: str | None = None
@@ -119,14 +139,23 @@ class Settings(_Strict):
 
     def cluster(self, name: str) -> ClusterConfig:
         """The named cluster, or an error that lists the known names."""
-        try:
-            return self.clusters[name]
-        except KeyError:
-            known = ", ".join(sorted(self.clusters)) or "none"
-            where = f" in {self.path}" if self.path else ""
-            raise UnknownClusterError(
-                f"unknown cluster '{name}'{where}; known clusters: {known}"
-            ) from None
+        return _named(self.clusters, name, "cluster", "clusters", self.path)
+
+    def ensemble(self, name: str) -> EnsembleConfig:
+        """The named ZooKeeper ensemble (the 'zookeeper:' section), or an error that
+        lists the known names."""
+        return _named(self.zookeeper, name, "ZooKeeper ensemble", "ensembles", self.path)
+
+
+def _named(entries: Mapping[str, T], name: str, what: str, plural: str, path: Path | None) -> T:
+    try:
+        return entries[name]
+    except KeyError:
+        known = ", ".join(sorted(entries)) or "none"
+        where = f" in {path}" if path else ""
+        raise UnknownClusterError(
+            f"unknown {what} '{name}'{where}; known {plural}: {known}"
+        ) from None
 
 
 def _scalar(value: Any) -> str:
@@ -191,16 +220,22 @@ def parse_settings(text: str, path: Path) -> Settings:
     env.update(os.environ)
     raw = _substitute(raw, env, path, loc="")
     clusters = raw.get("clusters")
-    if not isinstance(clusters, dict):
+    ensembles = raw.get("zookeeper") or {}
+    if not isinstance(clusters, dict) and not (clusters is None and ensembles):
         raise ConfigError(f"{path}: 'clusters:' must map cluster names to their settings")
-    for name, cluster in clusters.items():
-        if isinstance(cluster, dict):
-            cluster.setdefault("name", name)
+    if not isinstance(ensembles, dict):
+        raise ConfigError(f"{path}: 'zookeeper:' must map ensemble names to their settings")
+    if clusters is None:
+        raw.pop("clusters", None)
+    for section in (clusters or {}, ensembles):
+        for name, entry in section.items():
+            if isinstance(entry, dict):
+                entry.setdefault("name", name)
     try:
         settings = Settings.model_validate({**raw, "path": path})
     except ValidationError as exc:
         raise ConfigError(f"{path}: {_describe_validation(exc)}") from None
-    if not settings.clusters:
+    if not settings.clusters and not settings.zookeeper:
         raise ConfigError(f"{path}: no clusters defined under 'clusters:'")
     return settings
 

@@ -63,6 +63,20 @@ def group() -> None:
     "plain user 'client', passwords in DIR/secrets.env.",
 )
 @click.option(
+    "--zookeeper",
+    metavar="NAME[/CHROOT]",
+    help="A ZooKeeper ensemble (started if new). With --cluster: run the clusters in "
+    "ZooKeeper mode on it (Kafka 3.9.x; default 3.9.1), under CHROOT if given; alone: "
+    "start only the ensemble.",
+)
+@click.option(
+    "--nodes",
+    type=click.IntRange(1, 5),
+    default=3,
+    show_default=True,
+    help="Servers of a new ZooKeeper ensemble.",
+)
+@click.option(
     "--timeout",
     type=float,
     default=120.0,
@@ -77,24 +91,33 @@ def up(
     racks: str | None,
     kafka_version: str | None,
     secure: bool,
+    zookeeper: str | None,
+    nodes: int,
     timeout: float,
     as_json: bool,
 ) -> None:
-    """Start clusters and wait until each answers a metadata request with all its brokers.
+    """Start clusters (and ZooKeeper ensembles) and wait until each answers: every broker
+    registered, every ensemble with a quorum.
 
-    Idempotent: running clusters are left as they are; stopped brokers restart on their data.
+    Idempotent: running clusters are left as they are; stopped brokers and ZooKeeper
+    nodes restart on their data.
     """
     directory = directory or sandbox_dir()
+    only_ensemble = zookeeper is not None and not clusters
     request = manager.UpRequest(
-        clusters=clusters or manager.DEFAULT_CLUSTERS,
+        clusters=() if only_ensemble else (clusters or manager.DEFAULT_CLUSTERS),
         brokers=brokers,
         kafka_version=kafka_version,
         secure=secure,
         racks=[r.strip() for r in racks.split(",")] if racks else None,
         timeout=timeout,
+        zookeeper=None if only_ensemble else zookeeper,
+        ensembles=[zookeeper.split("/", 1)[0]] if only_ensemble and zookeeper else [],
+        nodes=nodes,
     )
     state = manager.up(directory, request, report=render.progress)
     names = list(request.clusters)
+    ensembles = request.ensemble_names()
     if as_json:
         render.print_json(
             {
@@ -105,11 +128,28 @@ def up(
                         "bootstrap_servers": state.clusters[n].bootstrap_servers,
                         "kafka_version": state.clusters[n].kafka_version,
                         "secure": state.clusters[n].secure,
+                        "zookeeper_connect": state.clusters[n].zookeeper_connect,
                     }
                     for n in names
                 },
+                "zookeeper": {
+                    n: {
+                        "connect": state.ensembles[n].connect,
+                        "nodes": len(state.ensembles[n].nodes),
+                    }
+                    for n in ensembles
+                },
             }
         )
+        return
+    if ensembles:
+        render.table(
+            None,
+            ["zookeeper ensemble", "connect", "nodes"],
+            [(n, state.ensembles[n].connect, len(state.ensembles[n].nodes)) for n in ensembles],
+        )
+    if not names:
+        render.out.print(f"config: {state.directory / SANDBOX_CONFIG_NAME}")
         return
     render.table(
         None,
@@ -131,6 +171,13 @@ def up(
 @group.command("down")
 @dir_option
 @clusters_option
+@click.option(
+    "--zookeeper",
+    "ensembles",
+    multiple=True,
+    metavar="NAME",
+    help="ZooKeeper ensemble to stop; repeat for several (default with no --cluster: all).",
+)
 @click.option("--purge", is_flag=True, help="Also delete the clusters' data and logs.")
 @click.option(
     "--grace",
@@ -139,11 +186,24 @@ def up(
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL.",
 )
-def down(directory: Path | None, clusters: tuple[str, ...], purge: bool, grace: float) -> None:
-    """Stop the brokers this sandbox started, and only those."""
+def down(
+    directory: Path | None,
+    clusters: tuple[str, ...],
+    ensembles: tuple[str, ...],
+    purge: bool,
+    grace: float,
+) -> None:
+    """Stop the brokers and ZooKeeper nodes this sandbox started, and only those."""
     directory = directory or sandbox_dir()
-    manager.down(directory, clusters or None, purge=purge, grace=grace)
-    what = ", ".join(clusters) if clusters else "all clusters"
+    everything = not clusters and not ensembles
+    manager.down(
+        directory,
+        None if everything else clusters,
+        purge=purge,
+        grace=grace,
+        ensembles=None if everything else ensembles,
+    )
+    what = ", ".join([*clusters, *ensembles]) if not everything else "all clusters and ensembles"
     render.progress(f"stopped {what} in {directory}" + (" and deleted their data" if purge else ""))
 
 
@@ -151,12 +211,25 @@ def down(directory: Path | None, clusters: tuple[str, ...], purge: bool, grace: 
 @dir_option
 @json_option
 def status(directory: Path | None, as_json: bool) -> None:
-    """Which brokers are alive. Exits 1 when any broker is down or there is no sandbox."""
+    """Which brokers and ZooKeeper nodes are alive. Exits 1 when any is down or there is
+    no sandbox."""
     directory = directory or sandbox_dir()
     rows = manager.status(directory)
+    nodes = manager.ensemble_status(directory)
     if as_json:
-        render.print_json({"dir": str(directory.resolve()), "brokers": rows})
-    elif rows:
+        render.print_json({"dir": str(directory.resolve()), "brokers": rows, "zookeeper": nodes})
+    elif not (rows or nodes):
+        render.error(f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`")
+    else:
+        _print_status(directory, rows, nodes)
+    if not (rows or nodes) or not all(r.alive for r in rows) or not all(n.alive for n in nodes):
+        sys.exit(1)
+
+
+def _print_status(
+    directory: Path, rows: list[manager.BrokerStatus], nodes: list[manager.ZkNodeStatus]
+) -> None:
+    if rows:
         render.table(
             f"sandbox {directory.resolve()}",
             ["cluster", "broker", "port", "rack", "pid", "state"],
@@ -172,10 +245,12 @@ def status(directory: Path | None, as_json: bool) -> None:
                 for r in rows
             ],
         )
-    else:
-        render.error(f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`")
-    if not rows or not all(r.alive for r in rows):
-        sys.exit(1)
+    if nodes:
+        render.table(
+            f"ZooKeeper ensembles in {directory.resolve()}",
+            ["ensemble", "node", "client port", "pid", "state"],
+            [(n.ensemble, n.node_id, n.client_port, n.pid or "-", n.mode or "down") for n in nodes],
+        )
 
 
 @group.command("fetch")

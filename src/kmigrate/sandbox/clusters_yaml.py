@@ -74,11 +74,15 @@ def _cluster_entry(cluster: SandboxCluster, user: str = ADMIN_USER) -> dict[str,
 
 
 def clusters_yaml_text(state: SandboxState) -> str:
-    document = {
+    document: dict[str, object] = {
         "env_file": SECRETS_FILE,
         "clusters": {n: _cluster_entry(c) for n, c in sorted(state.clusters.items())},
-        "store": {"url": "sqlite:///kmigrate.db"},
     }
+    if state.ensembles:
+        document["zookeeper"] = {
+            n: {"connect": e.connect} for n, e in sorted(state.ensembles.items())
+        }
+    document["store"] = {"url": "sqlite:///kmigrate.db"}
     header = "# Written by `kmigrate sandbox up`; rewritten on every up/down.\n"
     return header + yaml.safe_dump(document, sort_keys=False)
 

@@ -1,4 +1,5 @@
-"""`kmigrate sandbox up | down | status`: real Apache Kafka clusters on 127.0.0.1.
+"""`kmigrate sandbox up | down | status`: real Apache Kafka clusters (KRaft, or ZooKeeper
+mode on 3.9.x) and ZooKeeper ensembles on 127.0.0.1.
 
 ``up`` is idempotent: clusters whose brokers all live are left alone, dead brokers
 of a known cluster are restarted on their own data and ports, unknown clusters
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from kmigrate.errors import BrokerStartError, KMigrateError, SandboxError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.sandbox import process
+from kmigrate.sandbox import process, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
     cluster_config,
     new_passwords,
@@ -53,6 +54,24 @@ class UpRequest:
     secure: bool = False
     racks: Sequence[str] | None = None
     timeout: float = 120.0
+    # "NAME[/chroot]": the clusters run in ZooKeeper mode on that ensemble (made if new).
+    zookeeper: str | None = None
+    ensembles: Sequence[str] = ()  # ensembles to bring up (besides ``zookeeper``'s)
+    nodes: int = 3  # servers of a new ensemble
+
+    def ensemble_names(self) -> list[str]:
+        names = list(self.ensembles)
+        if self.zookeeper:
+            name = _split_zookeeper(self.zookeeper)[0]
+            if name not in names:
+                names.append(name)
+        return names
+
+
+def _split_zookeeper(value: str) -> tuple[str, str]:
+    """ "zk/kafka" -> ("zk", "/kafka"); "zk" -> ("zk", "")."""
+    name, _, chroot = value.partition("/")
+    return name, f"/{chroot.strip('/')}" if chroot.strip("/") else ""
 
 
 def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> SandboxState:
@@ -61,11 +80,14 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
     directory = directory.resolve()
     state = load_state(directory)
     started: list[tuple[SandboxCluster, BrokerNode]] = []
+    started_nodes: dict[int, Path] = {}
     try:
+        for name in request.ensemble_names():
+            state = _ensemble_up(state, name, request, report, started_nodes)
         for name in request.clusters:
             cluster = state.clusters.get(name)
             if cluster is None:
-                cluster = _new_cluster(directory, name, request, report)
+                cluster = _new_cluster(directory, name, request, report, state)
             else:
                 _check_matches(cluster, request, directory)
             cluster, newly = _start_dead_brokers(directory, cluster, report)
@@ -77,7 +99,30 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
             _wait_ready(state, state.clusters[name], request.timeout, report)
     except KMigrateError:
         _stop_started(directory, started)
+        process.stop_processes(started_nodes, grace=5.0)
         raise
+    return state
+
+
+def _ensemble_up(
+    state: SandboxState,
+    name: str,
+    request: UpRequest,
+    report: Report,
+    started: dict[int, Path],
+) -> SandboxState:
+    """Create the ensemble if new, start its dead nodes, wait for its quorum."""
+    folder = state.ensemble_dir(name)
+    ensemble = state.ensembles.get(name)
+    if ensemble is None:
+        report(f"{name}: creating a ZooKeeper ensemble of {request.nodes} node(s)")
+        ensemble = zookeeper.new_ensemble(folder, name, request.nodes, report)
+    ensemble, newly = zookeeper.start_dead_nodes(folder, ensemble, report)
+    started.update(zookeeper.pids(folder, replace(ensemble, nodes=tuple(newly))))
+    state = state.with_ensemble(ensemble)
+    state.save()
+    write_clusters_yaml(state)
+    zookeeper.wait_ready(folder, ensemble, request.timeout, report)
     return state
 
 
@@ -87,12 +132,18 @@ def down(
     *,
     purge: bool = False,
     grace: float = 20.0,
+    ensembles: Sequence[str] | None = None,
 ) -> SandboxState:
-    """Stop the brokers this sandbox started (only those); ``purge`` also deletes their data."""
+    """Stop the brokers and ZooKeeper nodes this sandbox started (only those); ``purge``
+    also deletes their data. With neither ``clusters`` nor ``ensembles``: everything;
+    brokers stop before the ensembles they use."""
     directory = directory.resolve()
     state = load_state(directory)
-    names = list(clusters) if clusters else sorted(state.clusters)
+    everything = clusters is None and ensembles is None
+    names = sorted(state.clusters) if everything else list(clusters or ())
+    ens = sorted(state.ensembles) if everything else list(ensembles or ())
     unknown = [n for n in names if n not in state.clusters]
+    unknown += [f"ZooKeeper ensemble {n}" for n in ens if n not in state.ensembles]
     if unknown:
         raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
     pids = {
@@ -107,10 +158,25 @@ def down(
         for broker in cluster.brokers:
             cluster = cluster.with_broker(replace(broker, pid=None))
         state = state.with_cluster(cluster)
+    nodes: dict[int, Path] = {}
+    for name in ens:
+        nodes.update(zookeeper.pids(state.ensemble_dir(name), state.ensembles[name]))
+    process.stop_processes(nodes, grace=grace)
+    for name in ens:
+        ensemble = state.ensembles[name]
+        state = state.with_ensemble(
+            replace(ensemble, nodes=tuple(replace(n, pid=None) for n in ensemble.nodes))
+        )
     if purge:
         for name in names:
             shutil.rmtree(state.cluster_dir(name), ignore_errors=True)
-        state = SandboxState(directory, {n: c for n, c in state.clusters.items() if n not in names})
+        for name in ens:
+            shutil.rmtree(state.ensemble_dir(name), ignore_errors=True)
+        state = SandboxState(
+            directory,
+            {n: c for n, c in state.clusters.items() if n not in names},
+            {n: e for n, e in state.ensembles.items() if n not in ens},
+        )
     state.save()
     write_clusters_yaml(state)
     return state
@@ -149,6 +215,32 @@ def status(directory: Path) -> list[BrokerStatus]:
     return rows
 
 
+@dataclass(frozen=True)
+class ZkNodeStatus:
+    ensemble: str
+    node_id: int
+    client_port: int
+    pid: int | None
+    alive: bool
+    mode: str | None  # leader / follower / ... while it serves
+
+
+def ensemble_status(directory: Path) -> list[ZkNodeStatus]:
+    """Per ZooKeeper node: whether its process is ours and alive, and what it serves as."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    rows = []
+    for name, ensemble in sorted(state.ensembles.items()):
+        folder = state.ensemble_dir(name)
+        for n in ensemble.nodes:
+            alive = zookeeper.is_ours(folder, n)
+            mode = zookeeper.mode(n.client_port) if alive else None
+            rows.append(
+                ZkNodeStatus(name, n.node_id, n.client_port, n.pid if alive else None, alive, mode)
+            )
+    return rows
+
+
 # ---------------------------------------------------------------- creation
 
 
@@ -162,6 +254,21 @@ def _check_request(request: UpRequest) -> None:
             )
     if request.racks is not None and len(request.racks) != request.brokers:
         raise SandboxError(f"--racks needs exactly {request.brokers} label(s), one per broker")
+    if not 1 <= request.nodes <= zookeeper.MAX_NODES:
+        raise SandboxError(f"--nodes must be between 1 and {zookeeper.MAX_NODES}")
+    for name in request.ensemble_names():
+        if not _NAME.match(name):
+            raise SandboxError(
+                f"ZooKeeper ensemble name '{name}' is not valid; use lowercase letters, "
+                "digits and '-'"
+            )
+    if request.zookeeper and request.secure:
+        raise SandboxError("--secure is for KRaft clusters; a ZooKeeper-mode cluster is plain")
+    version = request.kafka_version
+    if request.zookeeper and version and not version.startswith("3.9."):
+        raise SandboxError(
+            f"Kafka {version} has no ZooKeeper mode; use --kafka-version 3.9.1 with --zookeeper"
+        )
 
 
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
@@ -179,8 +286,16 @@ def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path)
         )
 
 
-def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report) -> SandboxCluster:
-    version = request.kafka_version or DEFAULT_KAFKA_VERSION
+def _new_cluster(
+    directory: Path, name: str, request: UpRequest, report: Report, state: SandboxState
+) -> SandboxCluster:
+    connect = None
+    if request.zookeeper:
+        ensemble, chroot = _split_zookeeper(request.zookeeper)
+        connect = state.ensembles[ensemble].connect + chroot
+    version = request.kafka_version or (
+        zookeeper.ZOOKEEPER_KAFKA_VERSION if connect else DEFAULT_KAFKA_VERSION
+    )
     if not jars_cached(version):
         report(f"{name}: fetching Kafka {version} jars from Maven Central (once)")
     jars = ensure_jars(version)
@@ -198,8 +313,13 @@ def _new_cluster(directory: Path, name: str, request: UpRequest, report: Report)
         )
         for i in range(n)
     )
-    cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers)
+    cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers, connect)
     passwords = new_passwords(directory, name) if request.secure else {}
+    if connect:
+        # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper.
+        for broker in brokers:
+            _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
+        return cluster
     report(f"{name}: formatting {n} broker(s)")
     formatting = []
     for broker in brokers:

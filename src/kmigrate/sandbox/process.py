@@ -1,4 +1,5 @@
-"""Broker processes: format storage, start the JVM detached, tell whether it lives, stop it.
+"""Broker and ZooKeeper processes: format storage, start the JVM detached, tell whether
+it lives, stop it.
 
 A pid alone is not proof: pids are reused. A broker counts as ours only while
 /proc/<pid>/cmdline still names its own server.properties, so ``stop`` can never
@@ -20,6 +21,7 @@ from kmigrate.errors import BrokerStartError, SandboxError
 
 HEAP_ENV = "KMIGRATE_SANDBOX_HEAP"
 MAIN_CLASS = "kafka.Kafka"
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 STORAGE_TOOL = "kafka.tools.StorageTool"
 
 
@@ -84,15 +86,31 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
         "-Djava.awt.headless=true",
         log_flag,
     ]
-    out = properties.with_name("broker.log").open("ab")
-    process = subprocess.Popen(
+    return _start_detached(
         java_command(jars, MAIN_CLASS, [str(properties)], flags),
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=properties.parent,
+        properties.with_name("broker.log"),
     )
+
+
+def start_zookeeper(jars: Path, zoo_cfg: Path, log_flag: str) -> int:
+    """Start one ZooKeeper server detached (QuorumPeerMain on ``zoo.cfg``); its pid."""
+    flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", log_flag]
+    return _start_detached(
+        java_command(jars, ZOOKEEPER_MAIN, [str(zoo_cfg)], flags),
+        zoo_cfg.with_name("zookeeper.log"),
+    )
+
+
+def _start_detached(command: list[str], log_path: Path) -> int:
+    with log_path.open("ab") as out:
+        process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=log_path.parent,
+        )
     return process.pid
 
 

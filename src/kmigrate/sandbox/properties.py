@@ -14,20 +14,16 @@ def server_properties(
 ) -> str:
     """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine."""
     listener = "SASL_PLAINTEXT" if cluster.secure else "PLAINTEXT"
-    listeners = [f"{listener}://127.0.0.1:{broker.port}"]
-    if broker.voter:
-        listeners.append(f"CONTROLLER://127.0.0.1:{broker.controller_port}")
     replication = min(3, len(cluster.brokers))
-    props = {
-        "process.roles": "broker,controller" if broker.voter else "broker",
-        "node.id": broker.node_id,
+    props: dict[str, object] = (
+        _zookeeper_mode(cluster, broker, listener)
+        if cluster.zookeeper_connect
+        else _kraft_mode(cluster, broker, listener)
+    )
+    props |= {
         "broker.rack": broker.rack,
-        "controller.quorum.voters": cluster.voters,
-        "listeners": ",".join(listeners),
         "advertised.listeners": f"{listener}://127.0.0.1:{broker.port}",
-        "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": listener,
-        "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
         "log.dirs": str(data_dir),
         "num.partitions": 1,
         "default.replication.factor": 1,
@@ -54,6 +50,34 @@ def server_properties(
     if cluster.secure:
         props.update(_secure_properties(listener, admin_password or ""))
     return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _kraft_mode(cluster: SandboxCluster, broker: BrokerNode, listener: str) -> dict[str, object]:
+    listeners = [f"{listener}://127.0.0.1:{broker.port}"]
+    if broker.voter:
+        listeners.append(f"CONTROLLER://127.0.0.1:{broker.controller_port}")
+    return {
+        "process.roles": "broker,controller" if broker.voter else "broker",
+        "node.id": broker.node_id,
+        "controller.quorum.voters": cluster.voters,
+        "listeners": ",".join(listeners),
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
+    }
+
+
+def _zookeeper_mode(
+    cluster: SandboxCluster, broker: BrokerNode, listener: str
+) -> dict[str, object]:
+    """A Kafka 3.9 broker on ZooKeeper: its metadata lives under zookeeper.connect (whose
+    chroot the broker creates), no controller quorum."""
+    return {
+        "broker.id": broker.node_id,
+        "zookeeper.connect": cluster.zookeeper_connect,
+        "zookeeper.session.timeout.ms": 18000,
+        "listeners": f"{listener}://127.0.0.1:{broker.port}",
+        "listener.security.protocol.map": f"{listener}:{listener}",
+    }
 
 
 def _secure_properties(listener: str, admin_password: str) -> dict[str, str]:

@@ -33,6 +33,9 @@ class SandboxCluster:
     kafka_version: str
     secure: bool
     brokers: tuple[BrokerNode, ...]
+    # ZooKeeper mode (Kafka 3.9.x): the broker's zookeeper.connect, as "host:port,.../chroot".
+    # None: KRaft.
+    zookeeper_connect: str | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -50,20 +53,70 @@ class SandboxCluster:
 
 
 @dataclass(frozen=True)
+class ZkNode:
+    """One ZooKeeper server of an ensemble: its id (myid) and ports, and its pid."""
+
+    node_id: int
+    client_port: int
+    quorum_port: int
+    election_port: int
+    pid: int | None = None
+
+    def folder(self, ensemble_dir: Path) -> Path:
+        return ensemble_dir / f"zk-{self.node_id}"
+
+    @property
+    def server_line(self) -> str:
+        """Its line in ZooKeeper's dynamic configuration."""
+        return (
+            f"server.{self.node_id}=127.0.0.1:{self.quorum_port}:{self.election_port}"
+            f":participant;127.0.0.1:{self.client_port}"
+        )
+
+
+@dataclass(frozen=True)
+class SandboxEnsemble:
+    """A ZooKeeper ensemble, run from the jar set of Kafka ``kafka_version`` (3.9.x
+    ships ZooKeeper's server)."""
+
+    name: str
+    kafka_version: str
+    nodes: tuple[ZkNode, ...]
+
+    @property
+    def connect(self) -> str:
+        return ",".join(f"127.0.0.1:{n.client_port}" for n in self.nodes)
+
+    def with_node(self, node: ZkNode) -> SandboxEnsemble:
+        nodes = tuple(node if n.node_id == node.node_id else n for n in self.nodes)
+        return replace(self, nodes=nodes)
+
+
+@dataclass(frozen=True)
 class SandboxState:
     directory: Path
     clusters: dict[str, SandboxCluster] = field(default_factory=dict)
+    ensembles: dict[str, SandboxEnsemble] = field(default_factory=dict)
 
     def cluster_dir(self, name: str) -> Path:
         return self.directory / name
 
+    def ensemble_dir(self, name: str) -> Path:
+        return self.directory / "zookeeper" / name
+
     def with_cluster(self, cluster: SandboxCluster) -> SandboxState:
         return replace(self, clusters={**self.clusters, cluster.name: cluster})
+
+    def with_ensemble(self, ensemble: SandboxEnsemble) -> SandboxState:
+        return replace(self, ensembles={**self.ensembles, ensemble.name: ensemble})
 
     def save(self) -> None:
         """Write sandbox.json atomically, so a crash never leaves half a state file."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        data = {"clusters": {n: asdict(c) for n, c in sorted(self.clusters.items())}}
+        data = {
+            "clusters": {n: asdict(c) for n, c in sorted(self.clusters.items())},
+            "ensembles": {n: asdict(e) for n, e in sorted(self.ensembles.items())},
+        }
         tmp = self.directory / (STATE_FILE + ".tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n")
         os.replace(tmp, self.directory / STATE_FILE)
@@ -78,4 +131,8 @@ def load_state(directory: Path) -> SandboxState:
     for name, c in data.get("clusters", {}).items():
         brokers = tuple(BrokerNode(**b) for b in c.pop("brokers"))
         clusters[name] = SandboxCluster(brokers=brokers, **c)
-    return SandboxState(directory, clusters)
+    ensembles = {}
+    for name, e in data.get("ensembles", {}).items():
+        nodes = tuple(ZkNode(**n) for n in e.pop("nodes"))
+        ensembles[name] = SandboxEnsemble(nodes=nodes, **e)
+    return SandboxState(directory, clusters, ensembles)

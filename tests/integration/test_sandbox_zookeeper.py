@@ -1,0 +1,102 @@
+"""Real ZooKeeper ensembles and ZooKeeper-mode Kafka in the sandbox, used as a user does:
+`kmigrate sandbox up --zookeeper`, `status`, `down`. A sandbox of its own (it kills a
+ZooKeeper node)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.models import Record
+from kmigrate.sandbox.process import is_running
+from kmigrate.sandbox.state import load_state
+from tests.helpers import run_cli, unique, wait_for
+
+
+def _status(directory: Path) -> tuple[int, dict]:
+    result = run_cli("sandbox", "status", "--dir", str(directory), "--json")
+    return result.code, json.loads(result.stdout)
+
+
+def test_an_ensemble_with_reconfig_and_a_zookeeper_mode_cluster_on_it(tmp_path: Path) -> None:
+    directory = tmp_path / "sb"
+    up = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk", "--json")
+    assert up.code == 0, up.stderr
+    try:
+        connect = json.loads(up.stdout)["zookeeper"]["zk"]["connect"]
+        assert len(connect.split(",")) == 3 and all(
+            h.startswith("127.0.0.1:") for h in connect.split(",")
+        )
+        code, status = _status(directory)
+        assert code == 0
+        assert sorted(n["mode"] for n in status["zookeeper"]) == ["follower", "follower", "leader"]
+
+        # Kafka 3.9.1 in ZooKeeper mode, under a chroot of that ensemble.
+        cluster_up = run_cli(
+            "sandbox", "up", "--dir", str(directory), "--cluster", "legacy",
+            "--zookeeper", "zk/kafka", "--json", timeout=600,
+        )  # fmt: skip
+        assert cluster_up.code == 0, cluster_up.stderr
+        info = json.loads(cluster_up.stdout)["clusters"]["legacy"]
+        assert info["kafka_version"] == "3.9.1"
+        assert info["zookeeper_connect"] == f"{connect}/kafka"
+
+        _check_cluster_on_the_ensemble(directory, connect)
+        _node_killed_then_restarted(directory)
+
+        refused = run_cli(
+            "sandbox", "up", "--dir", str(directory), "--cluster", "new",
+            "--zookeeper", "zk", "--kafka-version", "4.3.1",
+        )  # fmt: skip
+        assert refused.code == 7
+        assert refused.stderr.strip().startswith("error: Kafka 4.3.1 has no ZooKeeper mode")
+        assert "new" not in load_state(directory.resolve()).clusters
+    finally:
+        pids = [n.pid for n in load_state(directory.resolve()).ensembles["zk"].nodes]
+        down = run_cli("sandbox", "down", "--dir", str(directory), "--purge")
+    assert down.code == 0, down.stderr
+    assert not any(is_running(pid) for pid in pids)
+    code, _ = _status(directory)
+    assert code == 1
+
+
+def _check_cluster_on_the_ensemble(directory: Path, connect: str) -> None:
+    """The broker registered under the chroot, reconfig is on, records go through."""
+    settings = load_settings(directory / "clusters.yaml")
+    assert settings.ensemble("zk").connect == connect
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=15)
+    try:
+        assert zk.get_children("/kafka/brokers/ids") == ["1"]
+        config, _ = zk.get("/zookeeper/config")  # dynamic reconfiguration is on
+        assert config.decode().count("participant") == 3
+    finally:
+        zk.stop()
+        zk.close()
+    cluster = settings.cluster("legacy")
+    with ClusterAdmin(cluster) as admin:
+        topic = admin.create_topic(unique("zkmode"), 1)
+    sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
+    assert read_partition(cluster, topic.name, 0, 0, 1) == sent
+
+
+def _node_killed_then_restarted(directory: Path) -> None:
+    """A ZooKeeper node dies: status says so (exit 1); up restarts it on its data."""
+    victim = load_state(directory.resolve()).ensembles["zk"].nodes[0]
+    os.kill(victim.pid or 0, signal.SIGKILL)
+    wait_for(lambda: not is_running(victim.pid), timeout=30, message="node 1 gone")
+    code, status = _status(directory)
+    assert code == 1
+    assert [n["alive"] for n in status["zookeeper"]] == [False, True, True]
+    again = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk")
+    assert again.code == 0, again.stderr
+    code, status = _status(directory)
+    assert code == 0 and all(n["mode"] for n in status["zookeeper"])
+    assert status["zookeeper"][0]["client_port"] == victim.client_port

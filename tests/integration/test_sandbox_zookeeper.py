@@ -51,6 +51,16 @@ def test_an_ensemble_with_reconfig_and_a_zookeeper_mode_cluster_on_it(tmp_path: 
         _check_cluster_on_the_ensemble(directory, connect)
         _node_killed_then_restarted(directory)
 
+        # A second ensemble gets server ids of its own (a move joins one to the other).
+        other = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "other",
+                        "--nodes", "1")  # fmt: skip
+        assert other.code == 0, other.stderr
+        ids = {
+            e: [n.node_id for n in x.nodes]
+            for e, x in load_state(directory.resolve()).ensembles.items()
+        }
+        assert ids == {"zk": [1, 2, 3], "other": [4]}
+
         refused = run_cli(
             "sandbox", "up", "--dir", str(directory), "--cluster", "new",
             "--zookeeper", "zk", "--kafka-version", "4.3.1",
@@ -59,7 +69,8 @@ def test_an_ensemble_with_reconfig_and_a_zookeeper_mode_cluster_on_it(tmp_path: 
         assert refused.stderr.strip().startswith("error: Kafka 4.3.1 has no ZooKeeper mode")
         assert "new" not in load_state(directory.resolve()).clusters
     finally:
-        pids = [n.pid for n in load_state(directory.resolve()).ensembles["zk"].nodes]
+        state = load_state(directory.resolve())
+        pids = [n.pid for e in state.ensembles.values() for n in e.nodes]
         down = run_cli("sandbox", "down", "--dir", str(directory), "--purge")
     assert down.code == 0, down.stderr
     assert not any(is_running(pid) for pid in pids)

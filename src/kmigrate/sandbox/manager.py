@@ -116,7 +116,11 @@ def _ensemble_up(
     ensemble = state.ensembles.get(name)
     if ensemble is None:
         report(f"{name}: creating a ZooKeeper ensemble of {request.nodes} node(s)")
-        ensemble = zookeeper.new_ensemble(folder, name, request.nodes, report)
+        # Server ids unique across the sandbox's ensembles: an ensemble move joins one
+        # ensemble's servers to another's, and ZooKeeper needs distinct ids for that.
+        taken = [n.node_id for e in state.ensembles.values() for n in e.nodes]
+        first_id = max(taken, default=0) + 1
+        ensemble = zookeeper.new_ensemble(folder, name, request.nodes, report, first_id)
     ensemble, newly = zookeeper.start_dead_nodes(folder, ensemble, report)
     started.update(zookeeper.pids(folder, replace(ensemble, nodes=tuple(newly))))
     state = state.with_ensemble(ensemble)

@@ -79,6 +79,7 @@ def _jvm_output_to(path: Path) -> Iterator[None]:
     would bury kmigrate's own one-line messages. Python's streams are restored after."""
     sys.stdout.flush()
     sys.stderr.flush()
+    path.parent.mkdir(parents=True, exist_ok=True)
     saved = os.dup(1), os.dup(2)
     log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:

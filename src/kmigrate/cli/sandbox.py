@@ -32,7 +32,8 @@ clusters_option = click.option(
 
 @click.group("sandbox")
 def group() -> None:
-    """Real Apache Kafka clusters (KRaft) on 127.0.0.1, from Maven Central jars."""
+    """Real Apache Kafka clusters (KRaft, or ZooKeeper mode on 3.9) and ZooKeeper ensembles
+    on 127.0.0.1, from Maven Central jars."""
 
 
 @group.command("up")

@@ -28,6 +28,7 @@ SLOW = (
     "integration/store/test_postgres_migration.py",
     "integration/test_sandbox.py",
     "integration/test_sandbox_zookeeper.py",
+    "integration/zk/",
 )
 
 

@@ -210,6 +210,14 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     return parse_settings(text, path)
 
 
+def read_user_file(path: Path, what: str) -> str:
+    """The text of a file the user named (a plan, ...), or one line saying why not."""
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
 def parse_settings(text: str, path: Path) -> Settings:
     """Validate the text of a clusters.yaml; ``path`` anchors relative paths and messages."""
     raw = _parse_yaml(text, path)

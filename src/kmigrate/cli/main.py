@@ -20,6 +20,7 @@ from kmigrate.cli import (
     sandbox,
     topics,
     verify,
+    zk,
 )
 from kmigrate.cli.context import AppContext
 from kmigrate.errors import KMigrateError
@@ -58,6 +59,7 @@ cli.add_command(verify.command)
 cli.add_command(plan.group)
 cli.add_command(migrate.group)
 cli.add_command(demo.command)
+cli.add_command(zk.group)
 
 
 def main(argv: list[str] | None = None) -> None:

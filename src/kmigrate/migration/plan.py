@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kmigrate.config import read_user_file
 from kmigrate.errors import ConfigError
 from kmigrate.migration.model import SwitchOrder
 from kmigrate.mirror.model import check_link_name
@@ -117,11 +118,7 @@ def parse_plan(text: str, where: str) -> Plan:
 
 
 def load_plan(path: Path) -> Plan:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read plan {path}: {exc.strerror}") from None
-    return parse_plan(text, str(path))
+    return parse_plan(read_user_file(path, "plan"), str(path))
 
 
 def _check_consistent(plan: Plan, where: str) -> None:

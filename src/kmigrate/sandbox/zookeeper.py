@@ -12,7 +12,6 @@ are the I/O around it.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from kmigrate.sandbox.jars import ensure_jars, jars_cached
 from kmigrate.sandbox.ports import free_ports
 from kmigrate.sandbox.properties import logging_config, logging_flag
 from kmigrate.sandbox.state import SandboxEnsemble, ZkNode
+from kmigrate.zk.client import server_mode
 
 # ZooKeeper-mode Kafka and the ensembles run from this release's jars.
 ZOOKEEPER_KAFKA_VERSION = "3.9.1"
@@ -155,24 +155,7 @@ def wait_ready(
 
 def mode(client_port: int) -> str | None:
     """leader / follower / observer / standalone, or None when the node does not serve."""
-    text = four_letter(client_port, "srvr")
-    for line in (text or "").splitlines():
-        if line.startswith("Mode:"):
-            return line.split(":", 1)[1].strip()
-    return None
-
-
-def four_letter(client_port: int, command: str, timeout: float = 2.0) -> str | None:
-    """A four-letter-word answer from the node on ``client_port``, None if it does not answer."""
-    try:
-        with socket.create_connection(("127.0.0.1", client_port), timeout=timeout) as conn:
-            conn.sendall(command.encode())
-            chunks = []
-            while chunk := conn.recv(65536):
-                chunks.append(chunk)
-    except OSError:
-        return None
-    return b"".join(chunks).decode("utf-8", "replace")
+    return server_mode(f"127.0.0.1:{client_port}")
 
 
 def pids(ensemble_dir: Path, ensemble: SandboxEnsemble) -> dict[int, Path]:

@@ -1,0 +1,73 @@
+"""`kmigrate zk plan` against real ensembles and a ZooKeeper-mode Kafka 3.9 cluster, as a
+user runs it. One sandbox for the module: ensembles `old` (holding Kafka under /kafka)
+and `new` (empty), 3 servers each, and cluster `legacy` on old/kafka."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kmigrate.sandbox import manager
+from kmigrate.zk.plan import load_plan
+from tests.helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def zk_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("zk").resolve()
+    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
+    manager.up(directory, manager.UpRequest(clusters=["legacy"], zookeeper="old/kafka"))
+    try:
+        yield directory / "clusters.yaml"
+    finally:
+        manager.down(directory, purge=True, grace=10)
+
+
+def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(
+    zk_sandbox: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "move.yaml"
+    result = run_cli(
+        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o", str(out),
+        "--json", config=str(zk_sandbox),
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    plan = load_plan(out)
+    assert shown["join_first"] == plan.join_first
+    assert plan.chroot == "/kafka", "the chroot comes from the brokers' zookeeper.connect"
+    assert (plan.join_first, plan.join_after_split) == ([4, 5], [6])
+    assert plan.brokers == [1]
+    assert [s.phase for s in plan.steps] == ["join", "check", "switch", "split"]
+    assert plan.target_connect.endswith("/kafka")
+    # Nothing changed: the target is still empty, the source unchanged.
+    again = run_cli(
+        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o", str(out),
+        "--force", config=str(zk_sandbox),
+    )  # fmt: skip
+    assert again.code == 0, again.stderr
+    assert load_plan(out) == plan
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("--from", "new", "--to", "old"), 5, "target ensemble 'old' is not empty"),
+        (("--from", "old", "--to", "nowhere"), 2, "unknown ZooKeeper ensemble 'nowhere'"),
+        (("--from", "old", "--to", "new", "--chroot", "/other"), 5, "not the source ensemble"),
+    ],
+)
+def test_refusals_are_one_line_and_write_nothing(
+    zk_sandbox: Path, tmp_path: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    out = tmp_path / "move.yaml"
+    result = run_cli(
+        "zk", "plan", "--kafka", "legacy", *args, "-o", str(out), config=str(zk_sandbox)
+    )
+    assert result.code == code, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines
+    assert not out.exists()

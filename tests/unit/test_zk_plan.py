@@ -3,6 +3,8 @@ and refusals, the plan file."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from kmigrate.zk.members import (
 )
 from kmigrate.zk.model import EnsembleView, KafkaOnZk
 from kmigrate.zk.plan import parse_plan, plan_move
+from kmigrate.zk.tree import Znode, digest, first_difference
 
 
 def _member(node_id: int, role: str = "participant") -> Member:
@@ -166,3 +169,31 @@ def test_the_chroot_comes_from_the_brokers_and_a_kraft_cluster_has_none() -> Non
         chroot_of({1: "", 2: ""})
     with pytest.raises(ConfigError, match="--chroot"):
         chroot_of({1: "a:1/k1", 2: "a:1/k2"})
+
+
+znodes_st = st.lists(
+    st.builds(
+        Znode,
+        st.text("abc/", min_size=1, max_size=6).map(lambda p: "/" + p),
+        st.binary(max_size=8),
+        st.lists(st.sampled_from(["world:anyone:31", "digest:u:1"]), max_size=2).map(
+            lambda a: tuple(sorted(a))
+        ),
+        st.booleans(),
+    ),
+    unique_by=lambda n: n.path,
+    max_size=12,
+)
+
+
+@given(znodes_st)
+def test_a_tree_digest_ignores_order_and_sees_any_change(znodes: list[Znode]) -> None:
+    same = digest("/", reversed(znodes))
+    assert same == digest("/", znodes)
+    assert first_difference(znodes, list(reversed(znodes))) is None
+    for i, node in enumerate(znodes):
+        changed = [*znodes[:i], replace(node, data=node.data + b"!"), *znodes[i + 1 :]]
+        assert digest("/", changed).digest != same.digest
+        assert first_difference(znodes, changed) == node.path
+        fewer = znodes[:i] + znodes[i + 1 :]
+        assert digest("/", fewer) != same and first_difference(znodes, fewer) == node.path

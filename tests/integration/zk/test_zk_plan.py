@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox import manager
 from kmigrate.zk.plan import load_plan
-from tests.helpers import run_cli
+from kmigrate.zk.tree import digest, first_difference, read_tree
+from tests.helpers import run_cli, unique
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +74,26 @@ def test_refusals_are_one_line_and_write_nothing(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines
     assert not out.exists()
+
+
+def test_kafkas_tree_reads_the_same_on_every_server_and_any_change_shows(
+    zk_sandbox: Path,
+) -> None:
+    """What the move's check compares (a source and a target server), on two servers of
+    one ensemble: every path, data and ACL, counted and digested."""
+    settings = load_settings(zk_sandbox)
+    first, second, _ = settings.ensemble("old").connect.split(",")
+    before = read_tree(first, "/kafka", "old")
+    assert first_difference(before, read_tree(second, "/kafka", "old")) is None
+    summary = digest("/kafka", before)
+    assert summary == digest("/kafka", read_tree(second, "/kafka", "old"))
+    assert summary.ephemeral >= 2, "the broker's registration and the controller"
+    assert any(n.path == "/kafka/brokers/ids/1" and n.ephemeral for n in before)
+
+    topic = unique("zktree")
+    with ClusterAdmin(settings.cluster("legacy")) as admin:
+        admin.create_topic(topic, 2)
+    after = read_tree(second, "/kafka", "old")
+    assert digest("/kafka", after) != summary
+    assert first_difference(before, after) == f"/kafka/brokers/topics/{topic}"
+    assert digest("/kafka", read_tree(first, "/kafka", "old")) == digest("/kafka", after)

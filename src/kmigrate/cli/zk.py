@@ -8,10 +8,21 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
-from kmigrate.errors import ConflictError
+from kmigrate.config import Settings
+from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.sandbox.state import STATE_FILE, load_state
+from kmigrate.sandbox.zk_operator import SandboxOperator
+from kmigrate.store import store_for
+from kmigrate.store.zk_moves import get_move, history
 from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
-from kmigrate.zk.plan import plan_move
+from kmigrate.zk.migrate import Move, run_move
+from kmigrate.zk.operator import Operator
+from kmigrate.zk.plan import load_plan, parse_plan, plan_move
+
+kafka_option = click.option(
+    "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
+)
 
 
 @click.group("zk")
@@ -20,7 +31,7 @@ def group() -> None:
 
 
 @group.command("plan")
-@click.option("--kafka", "kafka", required=True, metavar="CLUSTER", help="The Kafka cluster.")
+@kafka_option
 @click.option(
     "--from", "source", required=True, metavar="ENSEMBLE|CONNECT", help="Its ensemble now."
 )
@@ -73,3 +84,88 @@ def plan(
     )
     for step in move.steps:
         render.out.print(f"  {step.phase}: {step.action}", soft_wrap=True)
+
+
+@group.command("migrate")
+@click.argument("plan_file", type=click.Path(path_type=Path))
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1),
+    default=180.0,
+    show_default=True,
+    help="Seconds to wait for any one condition (a server syncing, a broker registering).",
+)
+@pass_app
+def migrate(app: AppContext, plan_file: Path, timeout: float) -> None:
+    """Run the plan's phases (join, check, switch, split), one guarded step at a time.
+    Resumable: after any interruption, run the same command again."""
+    plan = load_plan(plan_file)
+    settings = app.settings
+    operator = _operator(settings, plan.kafka)
+    with ClusterAdmin(settings.cluster(plan.kafka)) as admin:
+        run_move(
+            Move(
+                plan,
+                plan_file.read_text(),
+                store_for(settings),
+                operator,
+                admin,
+                render.progress,
+                timeout,
+            )
+        )
+
+
+def _operator(settings: Settings, kafka: str) -> Operator:
+    """Who restarts servers and brokers: the sandbox, when it runs this cluster."""
+    folder = settings.path.parent if settings.path else Path.cwd()
+    if (folder / STATE_FILE).is_file() and kafka in load_state(folder.resolve()).clusters:
+        return SandboxOperator(folder, kafka)
+    raise ConfigError(
+        f"cluster '{kafka}' is not a sandbox cluster: zk migrate restarts ZooKeeper servers "
+        "and brokers itself only in the sandbox so far (restart-command templates for real "
+        "hosts are not built yet)"
+    )
+
+
+@group.command("status")
+@kafka_option
+@json_option
+@pass_app
+def status(app: AppContext, kafka: str, as_json: bool) -> None:
+    """Where the cluster's ZooKeeper move stands."""
+    move = get_move(store_for(app.settings), kafka)
+    if move is None:
+        raise NotFoundError(f"no ZooKeeper move of cluster '{kafka}'; start one with zk migrate")
+    plan = parse_plan(move.plan_yaml, "the stored plan")
+    body = {
+        "kafka": kafka,
+        "phase": move.phase,
+        "from": plan.source.name,
+        "to": plan.target.name,
+        "updated_ms": move.updated_ms,
+    }
+    if as_json:
+        render.print_json(body)
+        return
+    render.out.print(
+        f"cluster {kafka}: ZooKeeper move {plan.source.name} -> {plan.target.name}, "
+        f"phase reached: {move.phase}"
+    )
+
+
+@group.command("history")
+@kafka_option
+@json_option
+@pass_app
+def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
+    """Every step of the cluster's ZooKeeper move, in order."""
+    events = history(store_for(app.settings), kafka)
+    if as_json:
+        render.print_json({"kafka": kafka, "events": events})
+        return
+    render.table(
+        None,
+        ["phase", "step", "outcome", "detail"],
+        [(e.phase, e.step, e.outcome, e.detail or "") for e in events],
+    )

@@ -151,7 +151,7 @@ def down(
     if unknown:
         raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
     pids = {
-        b.pid: _properties(directory, state.clusters[n], b)
+        b.pid: broker_properties(directory, state.clusters[n], b)
         for n in names
         for b in state.clusters[n].brokers
         if b.pid
@@ -204,7 +204,7 @@ def status(directory: Path) -> list[BrokerStatus]:
     rows = []
     for name, cluster in sorted(state.clusters.items()):
         for b in cluster.brokers:
-            alive = process.is_ours(b.pid, _properties(directory, cluster, b))
+            alive = process.is_ours(b.pid, broker_properties(directory, cluster, b))
             rows.append(
                 BrokerStatus(
                     name,
@@ -333,7 +333,11 @@ def _new_cluster(
             (
                 props,
                 process.format_storage(
-                    jars, props, cluster.cluster_id, scram, _log_flag(directory, cluster, broker)
+                    jars,
+                    props,
+                    cluster.cluster_id,
+                    scram,
+                    broker_log_flag(directory, cluster, broker),
                 ),
             )
         )
@@ -364,11 +368,13 @@ def _write_broker_files(
     return props
 
 
-def _properties(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> Path:
+def broker_properties(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> Path:
+    """The broker's server.properties."""
     return broker.folder(directory / cluster.name) / "server.properties"
 
 
-def _log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> str:
+def broker_log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> str:
+    """The JVM flag that points the broker at its logging config."""
     name, _ = logging_config(cluster.kafka_version)
     folder = broker.folder(directory / cluster.name)
     return logging_flag(cluster.kafka_version, folder / name)
@@ -381,7 +387,9 @@ def _start_dead_brokers(
     directory: Path, cluster: SandboxCluster, report: Report
 ) -> tuple[SandboxCluster, list[BrokerNode]]:
     dead = [
-        b for b in cluster.brokers if not process.is_ours(b.pid, _properties(directory, cluster, b))
+        b
+        for b in cluster.brokers
+        if not process.is_ours(b.pid, broker_properties(directory, cluster, b))
     ]
     if not dead:
         report(f"{cluster.name}: already running ({len(cluster.brokers)} broker(s))")
@@ -391,7 +399,9 @@ def _start_dead_brokers(
     started = []
     for old in dead:
         pid = process.start_broker(
-            jars, _properties(directory, cluster, old), _log_flag(directory, cluster, old)
+            jars,
+            broker_properties(directory, cluster, old),
+            broker_log_flag(directory, cluster, old),
         )
         broker = replace(old, pid=pid)
         cluster = cluster.with_broker(broker)
@@ -440,5 +450,5 @@ def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
 
 
 def _stop_started(directory: Path, started: list[tuple[SandboxCluster, BrokerNode]]) -> None:
-    pids = {b.pid: _properties(directory, c, b) for c, b in started if b.pid}
+    pids = {b.pid: broker_properties(directory, c, b) for c, b in started if b.pid}
     process.stop_processes(pids, grace=5.0)

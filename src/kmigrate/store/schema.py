@@ -173,3 +173,29 @@ migration_locks = Table(
     Column("command", String(40), nullable=False),
     Column("acquired_ms", BigInteger, nullable=False),
 )
+
+
+# ZooKeeper ensemble moves: one per Kafka cluster, its plan and the phase reached.
+zk_moves = Table(
+    "zk_moves",
+    metadata,
+    Column("kafka", String(255), primary_key=True),
+    Column("plan_yaml", Text, nullable=False),
+    Column("phase", String(20), nullable=False),  # planned | join | check | switch | split | done
+    Column("created_ms", BigInteger, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+)
+
+# What each step of a move did, in order (zk history).
+zk_move_events = Table(
+    "zk_move_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kafka", String(255), nullable=False),
+    Column("at_ms", BigInteger, nullable=False),
+    Column("phase", String(20), nullable=False),
+    Column("step", String(80), nullable=False),
+    Column("outcome", String(20), nullable=False),  # done | skipped | refused | failed
+    Column("detail", Text),
+    Index("ix_zk_move_events", "kafka", "at_ms"),
+)

@@ -1,0 +1,94 @@
+"""ZooKeeper ensemble moves: the plan each runs, the phase it reached, its history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from kmigrate.errors import ConflictError
+from kmigrate.store.database import Store, now_ms
+from kmigrate.store.schema import zk_move_events, zk_moves
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    kafka: str
+    plan_yaml: str
+    phase: str
+    updated_ms: int
+
+
+@dataclass(frozen=True)
+class MoveEvent:
+    at_ms: int
+    phase: str
+    step: str
+    outcome: str
+    detail: str | None
+
+
+def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
+    """The cluster's move: created from this plan, or the one already under way (which
+    must run the same plan)."""
+    with store.transaction() as conn:
+        row = conn.execute(select(zk_moves).where(zk_moves.c.kafka == kafka)).first()
+        if row is None:
+            stamp = now_ms()
+            conn.execute(
+                zk_moves.insert().values(
+                    kafka=kafka,
+                    plan_yaml=plan_yaml,
+                    phase="planned",
+                    created_ms=stamp,
+                    updated_ms=stamp,
+                )
+            )
+            return MoveRecord(kafka, plan_yaml, "planned", stamp)
+    if row.plan_yaml != plan_yaml and row.phase != "done":
+        raise ConflictError(
+            f"cluster '{kafka}' is in the middle of a ZooKeeper move (phase {row.phase}) with "
+            "another plan; resume it with that plan file"
+        )
+    return MoveRecord(row.kafka, row.plan_yaml, row.phase, row.updated_ms)
+
+
+def get_move(store: Store, kafka: str) -> MoveRecord | None:
+    with store.transaction() as conn:
+        row = conn.execute(select(zk_moves).where(zk_moves.c.kafka == kafka)).first()
+    return MoveRecord(row.kafka, row.plan_yaml, row.phase, row.updated_ms) if row else None
+
+
+def set_phase(store: Store, kafka: str, phase: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            zk_moves.update()
+            .where(zk_moves.c.kafka == kafka)
+            .values(phase=phase, updated_ms=now_ms())
+        )
+
+
+def record(
+    store: Store, kafka: str, phase: str, step: str, outcome: str, detail: str | None = None
+) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            zk_move_events.insert().values(
+                kafka=kafka,
+                at_ms=now_ms(),
+                phase=phase,
+                step=step,
+                outcome=outcome,
+                detail=detail,
+            )
+        )
+
+
+def history(store: Store, kafka: str) -> list[MoveEvent]:
+    with store.transaction() as conn:
+        rows = conn.execute(
+            select(zk_move_events)
+            .where(zk_move_events.c.kafka == kafka)
+            .order_by(zk_move_events.c.id)
+        ).all()
+    return [MoveEvent(r.at_ms, r.phase, r.step, r.outcome, r.detail) for r in rows]

@@ -1,0 +1,333 @@
+"""`zk migrate`: run a ZooKeeper move's phases, one guarded step at a time.
+
+Every step first looks at the world (the ensembles' configurations, which servers
+serve, each broker's zookeeper.connect) to see whether it is done already, so a move
+killed at any moment resumes by running the same command again. The store records
+the phase reached and each step's outcome (`zk history`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from kmigrate.errors import ConflictError, KafkaOperationError, KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import WaitPolicy
+from kmigrate.store import Store
+from kmigrate.store.zk_moves import begin_move, record, set_phase
+from kmigrate.zk.client import four_letter, server_mode, session
+from kmigrate.zk.members import Member, parse_config, parse_member
+from kmigrate.zk.operator import Operator
+from kmigrate.zk.plan import ZkMovePlan
+from kmigrate.zk.tree import digest, first_difference, read_tree
+
+T = TypeVar("T")
+PHASES = ("join", "check", "switch", "split")
+SERVING = ("leader", "follower")
+
+
+@dataclass
+class Move:
+    """One run of `zk migrate`: the plan, and what it acts through."""
+
+    plan: ZkMovePlan
+    plan_yaml: str
+    store: Store
+    operator: Operator
+    admin: ClusterAdmin
+    report: Callable[[str], None]
+    timeout_s: float = 120.0
+
+    @property
+    def source(self) -> list[Member]:
+        return [parse_member(line) for line in self.plan.source.members]
+
+    @property
+    def target(self) -> list[Member]:
+        return [parse_member(line) for line in self.plan.target.members]
+
+    def target_member(self, node_id: int) -> Member:
+        return next(m for m in self.target if m.node_id == node_id)
+
+    def patiently(self, step: Callable[[], T]) -> T:
+        """``step``, waiting out a cluster that blinks (a broker restarting) for up to
+        ``timeout_s``: the shared wait policy."""
+        return WaitPolicy(self.timeout_s).run(step)
+
+    def done(self, phase: str, step: str, detail: str | None = None) -> None:
+        record(self.store, self.plan.kafka, phase, step, "done", detail)
+        self.report(f"{phase}: {step}" + (f" ({detail})" if detail else ""))
+
+
+def run_move(move: Move) -> None:
+    """Run the phases not done yet; each step is skipped when the world shows it done."""
+    state = begin_move(move.store, move.plan.kafka, move.plan_yaml)
+    reached = PHASES.index(state.phase) + 1 if state.phase in PHASES else 0
+    if state.phase == "done":
+        move.report(f"the ZooKeeper move of cluster {move.plan.kafka} is already done")
+        return
+    steps = {"join": join, "check": check, "switch": switch, "split": split}
+    for phase in PHASES[reached:]:
+        move.report(f"phase {phase}")
+        try:
+            steps[phase](move)
+        except KMigrateError as exc:
+            record(move.store, move.plan.kafka, phase, "stopped", "refused", exc.message)
+            raise
+        set_phase(move.store, move.plan.kafka, phase)
+    set_phase(move.store, move.plan.kafka, "done")
+    move.report(
+        f"cluster {move.plan.kafka} now runs on ZooKeeper ensemble {move.plan.target.name}; "
+        f"{move.plan.source.name} serves its other clients alone"
+    )
+
+
+# ---------------------------------------------------------------- join
+
+
+def join(move: Move) -> None:
+    plan, source = move.plan, move.source
+    first = [move.target_member(i) for i in plan.join_first]
+    members, version = _config(plan.source.connect, plan.source.name)
+    if not set(plan.join_first) <= {m.node_id for m in members}:
+        if version != plan.source.config_version:
+            raise ConflictError(
+                f"source ensemble '{plan.source.name}' was reconfigured since the plan "
+                f"(config version {version}, planned {plan.source.config_version}); plan again"
+            )
+        for m in move.target:  # the (empty) target ensemble stops; its data is replaced
+            move.operator.stop_server(m.node_id)
+        for m in first:
+            move.operator.start_server(
+                m.node_id, [*(s.node_id for s in source), m.node_id], fresh=True
+            )
+        _wait(move, lambda: all(_mode(m) == "follower" for m in first), "target servers syncing")
+        move.done("join", f"servers {_ids(first)} copied the source's data as followers")
+        with session(plan.source.connect, plan.source.name) as zk:
+            zk.reconfig(
+                joining=",".join(m.line() for m in first),
+                leaving=None,
+                new_members=None,
+                from_config=int(version or "0", 16),
+            )
+        move.done("join", f"reconfig: servers {_ids(first)} joined as voters")
+    else:
+        for m in first:
+            if _mode(m) not in SERVING:
+                move.operator.start_server(m.node_id, [m.node_id for m in members], fresh=False)
+    everyone = [*source, *first]
+    _wait(move, lambda: _same_zxid(everyone), "every server at the same last zxid")
+    move.done("join", f"{len(everyone)} servers at the same last zxid")
+
+
+# ---------------------------------------------------------------- check
+
+
+def check(move: Move) -> None:
+    plan = move.plan
+    root = plan.chroot or "/"
+    left_addr = move.source[0].client_address or ""
+    right_addr = move.target_member(plan.join_first[0]).client_address or ""
+    for _attempt in range(5):
+        left = read_tree(left_addr, root, plan.source.name)
+        right = read_tree(right_addr, root, plan.target.name)
+        difference = first_difference(left, right)
+        if difference is None:
+            summary = digest(root, left)
+            move.done(
+                "check",
+                f"Kafka's tree under {root} is identical on servers {move.source[0].node_id} "
+                f"and {plan.join_first[0]}",
+                f"{summary.znodes} znodes, digest {summary.digest}",
+            )
+            return
+        time.sleep(1.0)  # Kafka wrote between the two reads; read both again
+    raise ConflictError(
+        f"Kafka's tree differs between servers {move.source[0].node_id} and "
+        f"{plan.join_first[0]} at {difference}; nothing was switched"
+    )
+
+
+# ---------------------------------------------------------------- switch
+
+
+def switch(move: Move) -> None:
+    plan, admin = move.plan, move.admin
+    recovered = [b for b in plan.brokers if move.operator.start_broker_if_down(b)]
+    if recovered:  # a killed run stopped them and did not start them again
+        move.report(f"switch: broker(s) {_ids(recovered)} were down (an interrupted restart)")
+        _wait(move, lambda: _healthy(move) is None, "the restarted broker(s) in sync")
+    controller = move.patiently(lambda: admin.describe_cluster().controller_id)
+    order = sorted(b for b in plan.brokers if b != controller)
+    order += [b for b in plan.brokers if b == controller]
+    for broker in order:
+        connect = move.patiently(functools.partial(_connect_of, admin, broker))
+        if connect == plan.target_connect:
+            record(move.store, plan.kafka, "switch", f"broker {broker}", "skipped", "switched")
+            continue
+        _guard_cluster(move)
+        move.report(f"switch: restarting broker {broker} on {plan.target.name}")
+        move.operator.restart_broker(broker, plan.target_connect)
+        _wait(move, functools.partial(_switched, move, broker), f"broker {broker} registered")
+        _wait(move, lambda: _healthy(move) is None, "no under-replicated partitions")
+        move.done("switch", f"broker {broker} runs on {plan.target.name}")
+
+
+def _connect_of(admin: ClusterAdmin, broker: int) -> str | None:
+    return admin.broker_config(broker).get("zookeeper.connect")
+
+
+def _registration_missing(move: Move) -> list[int]:
+    return sorted(set(move.plan.brokers) - set(_registered(move)))
+
+
+def _switched(move: Move, broker: int) -> bool:
+    try:
+        connect = move.admin.broker_config(broker).get("zookeeper.connect")
+    except KMigrateError:
+        return False
+    return connect == move.plan.target_connect and broker in _registered(move)
+
+
+def _guard_cluster(move: Move) -> None:
+    problem = _healthy(move)
+    if problem is not None:
+        raise ConflictError(f"not restarting a broker of '{move.plan.kafka}': {problem}")
+
+
+def _healthy(move: Move) -> str | None:
+    """None when every broker is registered and no partition is under-replicated."""
+    missing = _registration_missing(move)
+    if missing:
+        return f"broker(s) {_ids(missing)} not registered"
+    try:
+        topics = move.admin.list_topics(include_internal=True)
+    except KMigrateError as exc:
+        return exc.message
+    under = [
+        f"{t.name}[{p.partition}]"
+        for t in topics
+        for p in t.partitions
+        if len(p.isr) < len(p.replicas)
+    ]
+    return f"{len(under)} under-replicated partition(s), e.g. {under[0]}" if under else None
+
+
+def _registered(move: Move) -> list[int]:
+    plan = move.plan
+    try:
+        with session(plan.source.connect, plan.source.name) as zk:
+            return sorted(int(i) for i in zk.get_children(f"{plan.chroot}/brokers/ids"))
+    except KMigrateError:
+        return []
+
+
+# ---------------------------------------------------------------- split
+
+
+def split(move: Move) -> None:
+    plan = move.plan
+    first = [move.target_member(i) for i in plan.join_first]
+    target_connect = ",".join(m.client_address or "" for m in first)
+    source_ids = [m.node_id for m in move.source]
+    members, _ = _config(target_connect, plan.target.name)
+    if set(source_ids) & {m.node_id for m in members}:
+        with session(target_connect, plan.target.name) as zk:
+            zk.reconfig(joining=None, leaving=",".join(map(str, source_ids)), new_members=None)
+        move.done("split", f"reconfig: source servers {_ids(source_ids)} left the joint ensemble")
+    for node_id in plan.join_after_split:
+        members, _ = _config(target_connect, plan.target.name)
+        if node_id in {m.node_id for m in members}:
+            continue
+        late = move.target_member(node_id)
+        move.operator.start_server(node_id, [*(m.node_id for m in members), node_id], fresh=True)
+        _wait(move, functools.partial(_following, late), f"server {node_id} syncing")
+        with session(target_connect, plan.target.name) as zk:
+            zk.reconfig(joining=late.line(), leaving=None, new_members=None)
+        move.done("split", f"reconfig: server {node_id} joined the target ensemble")
+    if _source_stands_alone(move, source_ids) is not True:
+        for m in move.source:
+            move.operator.stop_server(m.node_id)
+        for m in move.source:
+            move.operator.start_server(m.node_id, source_ids, fresh=False)
+        _wait(move, lambda: all(_mode(m) in SERVING for m in move.source), "source quorum")
+        move.done("split", f"servers {_ids(source_ids)} serve as an ensemble of their own")
+    _verify_split(move)
+
+
+def _source_stands_alone(move: Move, source_ids: list[int]) -> bool | None:
+    """True when the source servers serve as their own ensemble; None when they do not
+    serve (a run killed while restarting them)."""
+    try:
+        view, _ = _config(move.source[0].client_address or "", move.plan.source.name)
+    except KMigrateError:
+        return None
+    return {m.node_id for m in view} == set(source_ids)
+
+
+def _verify_split(move: Move) -> None:
+    plan = move.plan
+    for name, connect, wanted in (
+        (plan.source.name, plan.source.connect, {m.node_id for m in move.source}),
+        (plan.target.name, plan.target.connect, {m.node_id for m in move.target}),
+    ):
+        members, _ = _config(connect, name)
+        if {m.node_id for m in members} != wanted:
+            raise ConflictError(
+                f"after the split, ensemble '{name}' answers for servers "
+                f"{_ids(sorted(m.node_id for m in members))}, expected {_ids(sorted(wanted))}"
+            )
+    addresses = [m.client_address or "" for m in move.target]
+    trees = [read_tree(a, plan.chroot or "/", plan.target.name) for a in addresses[:2]]
+    if first_difference(trees[0], trees[1]) is not None:
+        raise ConflictError(f"Kafka's tree differs between two servers of {plan.target.name}")
+    summary = digest(plan.chroot or "/", trees[0])
+    move.done("split", "each side answers for its own servers only", f"{summary.znodes} znodes")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _config(connect: str, name: str) -> tuple[tuple[Member, ...], str | None]:
+    with session(connect, name) as zk:
+        zk.sync("/zookeeper/config")
+        raw, _ = zk.get("/zookeeper/config")
+    return parse_config(raw.decode())
+
+
+def _mode(member: Member) -> str | None:
+    return server_mode(member.client_address or "")
+
+
+def _following(member: Member) -> bool:
+    return _mode(member) == "follower"
+
+
+def _same_zxid(members: Iterable[Member]) -> bool:
+    zxids = set()
+    for m in members:
+        text = four_letter(m.client_address or "", "srvr") or ""
+        found = [line for line in text.splitlines() if line.startswith("Zxid:")]
+        if not found:
+            return False
+        zxids.add(found[0])
+    return len(zxids) == 1
+
+
+def _wait(move: Move, condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + move.timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise KafkaOperationError(
+                f"waited {move.timeout_s:g}s for {what}; run `kmigrate zk migrate` again to "
+                "resume, or see `kmigrate zk history`"
+            )
+        time.sleep(0.3)
+
+
+def _ids(items: Iterable[object]) -> str:
+    return ",".join(str(getattr(i, "node_id", i)) for i in items)

@@ -1,0 +1,237 @@
+"""A whole ZooKeeper move under traffic, with `zk migrate` killed (SIGKILL) in the join,
+the switch and the split, and resumed each time by running it again.
+
+A sandbox of its own: ensembles `old` (servers 1-3, holding Kafka under /kafka) and
+`new` (4-6, empty), and a 2-broker ZooKeeper-mode Kafka 3.9 cluster `legacy` on
+old/kafka. While the move runs: an idempotent acks=all producer, a consumer group that
+commits as it goes, and a plain ZooKeeper client with a session on `old` that keeps
+writing its own path there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import KazooException
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import read_partition
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.state import load_state
+from kmigrate.zk.plan import load_plan
+from tests.helpers import run_cli, unique, wait_for
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("zkmove").resolve()
+    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
+    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=2, zookeeper="old/kafka"))
+    try:
+        yield directory
+    finally:
+        manager.down(directory, purge=True, grace=10)
+
+
+class Traffic(threading.Thread):
+    """Produces numbered records (acks=all, idempotent) until stopped; counts the acked."""
+
+    def __init__(self, config: dict[str, Any], topic: str) -> None:
+        super().__init__(daemon=True)
+        self.topic = topic
+        self.producer = Producer(
+            {**config, "enable.idempotence": True, "acks": "all", "message.timeout.ms": 120_000}
+        )
+        self.acked: set[bytes] = set()
+        self.failed: list[str] = []
+        self.done = threading.Event()
+
+    def _report(self, error: KafkaError | None, message: Any) -> None:
+        if error is None:
+            self.acked.add(message.value())
+        else:
+            self.failed.append(error.str())
+
+    def run(self) -> None:
+        n = 0
+        while not self.done.is_set():
+            for _ in range(20):
+                self.producer.produce(self.topic, f"r{n}".encode(), on_delivery=self._report)
+                n += 1
+            self.producer.poll(0)
+            self.done.wait(0.05)
+        self.producer.flush(120)
+
+
+class Group(threading.Thread):
+    """A consumer group member that commits after every poll, through the whole move."""
+
+    def __init__(self, config: dict[str, Any], topic: str, group: str) -> None:
+        super().__init__(daemon=True)
+        self.consumer = Consumer(
+            {
+                **config,
+                "group.id": group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        self.consumer.subscribe([topic])
+        self.seen: set[bytes] = set()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            messages = self.consumer.consume(500, 0.2)
+            records = [m for m in messages if m.error() is None]
+            self.seen.update(m.value() for m in records)
+            if records:
+                # A broker restarting refuses the commit: the next one covers these.
+                with contextlib.suppress(KafkaException):
+                    self.consumer.commit(asynchronous=False)
+        self.consumer.close()
+
+
+class OtherClient(threading.Thread):
+    """A non-Kafka user of the old ensemble: one session, writes its own path."""
+
+    def __init__(self, connect: str) -> None:
+        super().__init__(daemon=True)
+        self.zk = KazooClient(hosts=connect, timeout=30.0)
+        self.states: list[str] = []
+        self.zk.add_listener(self.states.append)
+        self.zk.start(timeout=15)
+        self.session = self.zk.client_id[0]
+        self.zk.ensure_path("/app")
+        self.zk.create("/app/alive", b"", ephemeral=True)
+        self.writes = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            try:
+                self.zk.set("/app", str(self.writes).encode())
+                self.writes += 1
+            except KazooException:
+                pass  # connection loss while its server restarts: write again
+            self.done.wait(0.1)
+
+
+def _migrate(config: Path, plan: Path, log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kmigrate", "--config", str(config), "zk", "migrate",
+             str(plan)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+def _kill_during(config: Path, plan: Path, log: Path, marker: str) -> None:
+    """Run `zk migrate`, SIGKILL it once it printed ``marker``."""
+    seen = log.read_text().count(marker) if log.exists() else 0
+    proc = _migrate(config, plan, log)
+    wait_for(
+        lambda: proc.poll() is not None or log.read_text().count(marker) > seen,
+        timeout=180,
+        message=f"zk migrate reaching '{marker}'",
+    )
+    assert proc.poll() is None, f"zk migrate ended before '{marker}': {log.read_text()[-2000:]}"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+
+
+def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    config = sandbox / "clusters.yaml"
+    settings = load_settings(config)
+    kafka = settings.cluster("legacy")
+    topic, group = unique("zkmove"), unique("g-zkmove")
+    with ClusterAdmin(kafka) as admin:
+        admin.create_topic(topic, 2, replication_factor=2)
+    plan_file = tmp_path / "move.yaml"
+    planned = run_cli(
+        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o",
+        str(plan_file), config=str(config),
+    )  # fmt: skip
+    assert planned.code == 0, planned.stderr
+    plan = load_plan(plan_file)
+
+    traffic = Traffic(kafka.as_librdkafka(), topic)
+    consumer = Group(kafka.as_librdkafka(), topic, group)
+    other = OtherClient(settings.ensemble("old").connect)
+    for thread in (traffic, consumer, other):
+        thread.start()
+    log = tmp_path / "migrate.log"
+    try:
+        _kill_during(config, plan_file, log, "phase join")
+        _kill_during(config, plan_file, log, "switch: restarting broker")
+        _kill_during(config, plan_file, log, "split: reconfig")
+        last = _migrate(config, plan_file, log)
+        assert last.wait(300) == 0, log.read_text()[-3000:]
+    finally:
+        traffic.done.set()
+        traffic.join(150)
+    assert not traffic.failed, traffic.failed[:3]
+
+    # Every acknowledged record is in the log exactly once, and the group read them all.
+    with ClusterAdmin(kafka) as admin:
+        marks = admin.watermarks(topic)
+    values = [r.value for w in marks for r in read_partition(kafka, topic, w.partition, 0, w.high)]
+    assert len(values) == len(set(values)), "a record was written twice"
+    assert set(values) == traffic.acked
+    wait_for(lambda: consumer.seen >= traffic.acked, timeout=60, message="the group read all")
+    consumer.done.set()
+    other.done.set()
+    consumer.join(30)
+    other.join(30)
+
+    # Kafka runs on `new` alone; `old` serves its other client, whose session never expired.
+    state = load_state(sandbox)
+    connect = f"{state.ensembles['new'].connect}/kafka"
+    for broker in state.clusters["legacy"].brokers:
+        props = (sandbox / "legacy" / f"broker-{broker.node_id}" / "server.properties").read_text()
+        assert f"zookeeper.connect={connect}\n" in props
+    assert plan.target_connect == connect
+    assert KazooState.LOST not in other.states, other.states
+    assert other.zk.client_id is None or other.session == other.zk.client_id[0]
+    assert other.writes > 50, "the other client kept writing to old"
+    _assert_split(settings.ensemble("old").connect, settings.ensemble("new").connect)
+    history = run_cli("zk", "status", "--kafka", "legacy", config=str(config))
+    assert "phase reached: done" in history.stdout, history.stdout + history.stderr
+    other.zk.stop()
+    other.zk.close()
+
+
+def _assert_split(old: str, new: str) -> None:
+    """Each side answers for its own servers; the new one holds Kafka's registrations."""
+    for connect, ids in ((old, {"1", "2", "3"}), (new, {"4", "5", "6"})):
+        zk = KazooClient(hosts=connect)
+        zk.start(timeout=15)
+        try:
+            config = zk.get("/zookeeper/config")[0].decode()
+            found = {
+                line.split("=")[0].split(".")[1]
+                for line in config.splitlines()
+                if line.startswith("server.")
+            }
+            assert found == ids, config
+            if connect == new:
+                assert sorted(zk.get_children("/kafka/brokers/ids")) == ["1", "2"]
+            else:
+                assert zk.exists("/app/alive"), "the other client's ephemeral node survived"
+        finally:
+            zk.stop()
+            zk.close()

@@ -42,7 +42,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         yield directory
     finally:
-        manager.down(directory, purge=True, grace=10)
+        manager.down(directory, purge=True, grace=5)
 
 
 class Traffic(threading.Thread):

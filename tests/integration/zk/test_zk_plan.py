@@ -26,7 +26,7 @@ def zk_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         yield directory / "clusters.yaml"
     finally:
-        manager.down(directory, purge=True, grace=10)
+        manager.down(directory, purge=True, grace=5)
 
 
 def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from kmigrate.errors import ClusterUnreachableError
+from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError
 
 # kazoo logs every reconnect attempt at WARNING; kmigrate reports failures itself, once.
 logging.getLogger("kazoo.client").setLevel(logging.ERROR)
@@ -34,6 +34,13 @@ def session(connect: str, name: str, timeout_s: float = 10.0) -> Iterator[KazooC
         ) from None
     try:
         yield client
+    except KazooException as exc:
+        # ConnectionLoss while a server restarts or a reconfig moves the leader: transient.
+        raise ClusterUnavailableError(
+            f"ZooKeeper ensemble '{name}' dropped the connection ({type(exc).__name__})",
+            cluster=name,
+            condition=f"ZooKeeper {type(exc).__name__}",
+        ) from None
     finally:
         client.stop()
         client.close()

@@ -14,7 +14,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from kmigrate.errors import ConflictError, KafkaOperationError, KMigrateError
+from kmigrate.errors import (
+    ClusterUnavailableError,
+    ConflictError,
+    KafkaOperationError,
+    KMigrateError,
+)
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.store import Store
@@ -92,7 +97,7 @@ def run_move(move: Move) -> None:
 def join(move: Move) -> None:
     plan, source = move.plan, move.source
     first = [move.target_member(i) for i in plan.join_first]
-    members, version = _config(plan.source.connect, plan.source.name)
+    members, version = move.patiently(lambda: _config(plan.source.connect, plan.source.name))
     if not set(plan.join_first) <= {m.node_id for m in members}:
         if version != plan.source.config_version:
             raise ConflictError(
@@ -107,13 +112,14 @@ def join(move: Move) -> None:
             )
         _wait(move, lambda: all(_mode(m) == "follower" for m in first), "target servers syncing")
         move.done("join", f"servers {_ids(first)} copied the source's data as followers")
-        with session(plan.source.connect, plan.source.name) as zk:
-            zk.reconfig(
-                joining=",".join(m.line() for m in first),
-                leaving=None,
-                new_members=None,
-                from_config=int(version or "0", 16),
-            )
+        _reconfig(
+            move,
+            plan.source.connect,
+            plan.source.name,
+            lambda: set(plan.join_first) <= _ids_in(plan.source.connect, plan.source.name),
+            joining=",".join(m.line() for m in first),
+            from_config=int(version or "0", 16),
+        )
         move.done("join", f"reconfig: servers {_ids(first)} joined as voters")
     else:
         for m in first:
@@ -133,8 +139,8 @@ def check(move: Move) -> None:
     left_addr = move.source[0].client_address or ""
     right_addr = move.target_member(plan.join_first[0]).client_address or ""
     for _attempt in range(5):
-        left = read_tree(left_addr, root, plan.source.name)
-        right = read_tree(right_addr, root, plan.target.name)
+        left = move.patiently(functools.partial(read_tree, left_addr, root, plan.source.name))
+        right = move.patiently(functools.partial(read_tree, right_addr, root, plan.target.name))
         difference = first_difference(left, right)
         if difference is None:
             summary = digest(root, left)
@@ -234,20 +240,29 @@ def split(move: Move) -> None:
     first = [move.target_member(i) for i in plan.join_first]
     target_connect = ",".join(m.client_address or "" for m in first)
     source_ids = [m.node_id for m in move.source]
-    members, _ = _config(target_connect, plan.target.name)
-    if set(source_ids) & {m.node_id for m in members}:
-        with session(target_connect, plan.target.name) as zk:
-            zk.reconfig(joining=None, leaving=",".join(map(str, source_ids)), new_members=None)
+    if set(source_ids) & _ids_in(target_connect, plan.target.name):
+        _reconfig(
+            move,
+            target_connect,
+            plan.target.name,
+            lambda: not set(source_ids) & _ids_in(target_connect, plan.target.name),
+            leaving=",".join(map(str, source_ids)),
+        )
         move.done("split", f"reconfig: source servers {_ids(source_ids)} left the joint ensemble")
     for node_id in plan.join_after_split:
-        members, _ = _config(target_connect, plan.target.name)
-        if node_id in {m.node_id for m in members}:
+        present = _ids_in(target_connect, plan.target.name)
+        if node_id in present:
             continue
         late = move.target_member(node_id)
-        move.operator.start_server(node_id, [*(m.node_id for m in members), node_id], fresh=True)
+        move.operator.start_server(node_id, [*sorted(present), node_id], fresh=True)
         _wait(move, functools.partial(_following, late), f"server {node_id} syncing")
-        with session(target_connect, plan.target.name) as zk:
-            zk.reconfig(joining=late.line(), leaving=None, new_members=None)
+        _reconfig(
+            move,
+            target_connect,
+            plan.target.name,
+            functools.partial(_is_member, target_connect, plan.target.name, node_id),
+            joining=late.line(),
+        )
         move.done("split", f"reconfig: server {node_id} joined the target ensemble")
     if _source_stands_alone(move, source_ids) is not True:
         for m in move.source:
@@ -263,7 +278,8 @@ def _source_stands_alone(move: Move, source_ids: list[int]) -> bool | None:
     """True when the source servers serve as their own ensemble; None when they do not
     serve (a run killed while restarting them)."""
     try:
-        view, _ = _config(move.source[0].client_address or "", move.plan.source.name)
+        address = move.source[0].client_address or ""
+        view, _ = WaitPolicy(15.0).run(lambda: _config(address, move.plan.source.name))
     except KMigrateError:
         return None
     return {m.node_id for m in view} == set(source_ids)
@@ -275,14 +291,17 @@ def _verify_split(move: Move) -> None:
         (plan.source.name, plan.source.connect, {m.node_id for m in move.source}),
         (plan.target.name, plan.target.connect, {m.node_id for m in move.target}),
     ):
-        members, _ = _config(connect, name)
+        members, _ = move.patiently(functools.partial(_config, connect, name))
         if {m.node_id for m in members} != wanted:
             raise ConflictError(
                 f"after the split, ensemble '{name}' answers for servers "
                 f"{_ids(sorted(m.node_id for m in members))}, expected {_ids(sorted(wanted))}"
             )
     addresses = [m.client_address or "" for m in move.target]
-    trees = [read_tree(a, plan.chroot or "/", plan.target.name) for a in addresses[:2]]
+    trees = [
+        move.patiently(functools.partial(read_tree, a, plan.chroot or "/", plan.target.name))
+        for a in addresses[:2]
+    ]
     if first_difference(trees[0], trees[1]) is not None:
         raise ConflictError(f"Kafka's tree differs between two servers of {plan.target.name}")
     summary = digest(plan.chroot or "/", trees[0])
@@ -297,6 +316,43 @@ def _config(connect: str, name: str) -> tuple[tuple[Member, ...], str | None]:
         zk.sync("/zookeeper/config")
         raw, _ = zk.get("/zookeeper/config")
     return parse_config(raw.decode())
+
+
+def _ids_in(connect: str, name: str) -> set[int]:
+    """The server ids of the ensemble's current configuration (waiting out a dropped
+    connection: a reconfig moves the leader)."""
+    members, _ = WaitPolicy(60.0).run(lambda: _config(connect, name))
+    return {m.node_id for m in members}
+
+
+def _is_member(connect: str, name: str, node_id: int) -> bool:
+    return node_id in _ids_in(connect, name)
+
+
+def _reconfig(
+    move: Move, connect: str, name: str, applied: Callable[[], bool], **change: object
+) -> None:
+    """One reconfiguration, once: a connection dropped during the call may hide that it
+    was applied, so before every attempt the configuration is read again."""
+    for _attempt in range(5):
+        if applied():
+            return
+        try:
+            with session(connect, name) as zk:
+                zk.reconfig(
+                    joining=change.get("joining"),
+                    leaving=change.get("leaving"),
+                    new_members=None,
+                    from_config=change.get("from_config", -1),
+                )
+            return
+        except ClusterUnavailableError:
+            time.sleep(1.0)
+    if not applied():
+        raise KafkaOperationError(
+            f"the reconfiguration of ZooKeeper ensemble '{name}' ({change}) did not take "
+            "effect; run `kmigrate zk migrate` again"
+        )
 
 
 def _mode(member: Member) -> str | None:

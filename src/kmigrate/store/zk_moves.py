@@ -33,6 +33,11 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
     must run the same plan)."""
     with store.transaction() as conn:
         row = conn.execute(select(zk_moves).where(zk_moves.c.kafka == kafka)).first()
+        if row is not None and row.phase == "done" and row.plan_yaml != plan_yaml:
+            # The cluster moved before; this is a new move (its history starts again).
+            conn.execute(zk_moves.delete().where(zk_moves.c.kafka == kafka))
+            conn.execute(zk_move_events.delete().where(zk_move_events.c.kafka == kafka))
+            row = None
         if row is None:
             stamp = now_ms()
             conn.execute(
@@ -45,7 +50,7 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
                 )
             )
             return MoveRecord(kafka, plan_yaml, "planned", stamp)
-    if row.plan_yaml != plan_yaml and row.phase != "done":
+    if row.plan_yaml != plan_yaml:
         raise ConflictError(
             f"cluster '{kafka}' is in the middle of a ZooKeeper move (phase {row.phase}) with "
             "another plan; resume it with that plan file"

@@ -16,7 +16,7 @@ from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
 from kmigrate.store.zk_moves import get_move, history
 from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
-from kmigrate.zk.migrate import Move, run_move
+from kmigrate.zk.migrate import Move, rollback_move, run_move
 from kmigrate.zk.operator import Operator
 from kmigrate.zk.plan import load_plan, parse_plan, plan_move
 
@@ -95,25 +95,29 @@ def plan(
     show_default=True,
     help="Seconds to wait for any one condition (a server syncing, a broker registering).",
 )
+@click.option(
+    "--rollback",
+    is_flag=True,
+    help="Before the split: brokers back on the source ensemble, the target empty again.",
+)
 @pass_app
-def migrate(app: AppContext, plan_file: Path, timeout: float) -> None:
+def migrate(app: AppContext, plan_file: Path, timeout: float, rollback: bool) -> None:
     """Run the plan's phases (join, check, switch, split), one guarded step at a time.
     Resumable: after any interruption, run the same command again."""
     plan = load_plan(plan_file)
     settings = app.settings
     operator = _operator(settings, plan.kafka)
     with ClusterAdmin(settings.cluster(plan.kafka)) as admin:
-        run_move(
-            Move(
-                plan,
-                plan_file.read_text(),
-                store_for(settings),
-                operator,
-                admin,
-                render.progress,
-                timeout,
-            )
+        move = Move(
+            plan,
+            plan_file.read_text(),
+            store_for(settings),
+            operator,
+            admin,
+            render.progress,
+            timeout,
         )
+        (rollback_move if rollback else run_move)(move)
 
 
 def _operator(settings: Settings, kafka: str) -> Operator:

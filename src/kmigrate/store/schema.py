@@ -181,7 +181,8 @@ zk_moves = Table(
     metadata,
     Column("kafka", String(255), primary_key=True),
     Column("plan_yaml", Text, nullable=False),
-    Column("phase", String(20), nullable=False),  # planned | join | check | switch | split | done
+    # planned | join | check | switch | split | done | rolled-back
+    Column("phase", String(20), nullable=False),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
 )

@@ -33,7 +33,7 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
     must run the same plan)."""
     with store.transaction() as conn:
         row = conn.execute(select(zk_moves).where(zk_moves.c.kafka == kafka)).first()
-        if row is not None and row.phase == "done" and row.plan_yaml != plan_yaml:
+        if row is not None and row.phase in ("done", "rolled-back") and row.plan_yaml != plan_yaml:
             # The cluster moved before; this is a new move (its history starts again).
             conn.execute(zk_moves.delete().where(zk_moves.c.kafka == kafka))
             conn.execute(zk_move_events.delete().where(zk_move_events.c.kafka == kafka))

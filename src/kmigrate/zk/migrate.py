@@ -75,6 +75,11 @@ def run_move(move: Move) -> None:
     if state.phase == "done":
         move.report(f"the ZooKeeper move of cluster {move.plan.kafka} is already done")
         return
+    if state.phase == "rolled-back":
+        raise ConflictError(
+            f"this plan's move of cluster '{move.plan.kafka}' was rolled back; write a new "
+            "plan with `kmigrate zk plan`"
+        )
     steps = {"join": join, "check": check, "switch": switch, "split": split}
     for phase in PHASES[reached:]:
         move.report(f"phase {phase}")
@@ -89,6 +94,49 @@ def run_move(move: Move) -> None:
         f"cluster {move.plan.kafka} now runs on ZooKeeper ensemble {move.plan.target.name}; "
         f"{move.plan.source.name} serves its other clients alone"
     )
+
+
+def rollback_move(move: Move) -> None:
+    """Before the split: brokers back on the source (controller last), the joined target
+    servers out of the source ensemble, and the target an empty ensemble again."""
+    plan = move.plan
+    state = begin_move(move.store, plan.kafka, move.plan_yaml)
+    if state.phase in ("split", "done"):
+        raise ConflictError(
+            f"the move of cluster '{plan.kafka}' is past the split; there is nothing to roll "
+            "back to (the source ensemble serves its other clients alone)"
+        )
+    if state.phase == "rolled-back":
+        move.report(f"the ZooKeeper move of cluster {plan.kafka} is already rolled back")
+        return
+    first = [move.target_member(i) for i in plan.join_first]
+    source_ids = {m.node_id for m in move.source}
+    joined = _ids_in(plan.source.connect, plan.source.name)
+    if not source_ids <= joined:
+        raise ConflictError(
+            f"the split of cluster '{plan.kafka}''s move has begun (source servers left the "
+            "joint ensemble); finish it with `kmigrate zk migrate` instead"
+        )
+    record(move.store, plan.kafka, "rollback", "started", "done")
+    _switch_brokers(move, plan.source.connect + plan.chroot, "rollback")
+    if set(plan.join_first) & joined:
+        _reconfig(
+            move,
+            plan.source.connect,
+            plan.source.name,
+            lambda: not set(plan.join_first) & _ids_in(plan.source.connect, plan.source.name),
+            leaving=",".join(str(m.node_id) for m in first),
+        )
+        move.done("rollback", f"reconfig: servers {_ids(first)} left the source ensemble")
+    target_ids = [m.node_id for m in move.target]
+    for m in move.target:
+        move.operator.stop_server(m.node_id)
+    for m in move.target:
+        move.operator.start_server(m.node_id, target_ids, fresh=True)
+    _wait(move, lambda: all(_mode(m) in SERVING for m in move.target), "the target's quorum")
+    move.done("rollback", f"{plan.target.name} is an empty ensemble of its own again")
+    set_phase(move.store, plan.kafka, "rolled-back")
+    move.report(f"cluster {plan.kafka} runs on {plan.source.name} as before; plan again to move it")
 
 
 # ---------------------------------------------------------------- join
@@ -162,25 +210,35 @@ def check(move: Move) -> None:
 
 
 def switch(move: Move) -> None:
+    _switch_brokers(move, move.plan.target_connect, "switch")
+
+
+def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
+    """Restart every broker not on ``connect_to`` yet, one at a time, the controller last."""
     plan, admin = move.plan, move.admin
     recovered = [b for b in plan.brokers if move.operator.start_broker_if_down(b)]
     if recovered:  # a killed run stopped them and did not start them again
-        move.report(f"switch: broker(s) {_ids(recovered)} were down (an interrupted restart)")
+        move.report(f"{phase}: broker(s) {_ids(recovered)} were down (an interrupted restart)")
         _wait(move, lambda: _healthy(move) is None, "the restarted broker(s) in sync")
     controller = move.patiently(lambda: admin.describe_cluster().controller_id)
     order = sorted(b for b in plan.brokers if b != controller)
     order += [b for b in plan.brokers if b == controller]
+    where = plan.source.name if connect_to != plan.target_connect else plan.target.name
     for broker in order:
         connect = move.patiently(functools.partial(_connect_of, admin, broker))
-        if connect == plan.target_connect:
-            record(move.store, plan.kafka, "switch", f"broker {broker}", "skipped", "switched")
+        if connect == connect_to:
+            record(move.store, plan.kafka, phase, f"broker {broker}", "skipped", "switched")
             continue
         _guard_cluster(move)
-        move.report(f"switch: restarting broker {broker} on {plan.target.name}")
-        move.operator.restart_broker(broker, plan.target_connect)
-        _wait(move, functools.partial(_switched, move, broker), f"broker {broker} registered")
+        move.report(f"{phase}: restarting broker {broker} on {where}")
+        move.operator.restart_broker(broker, connect_to)
+        _wait(
+            move,
+            functools.partial(_switched, move, broker, connect_to),
+            f"broker {broker} registered",
+        )
         _wait(move, lambda: _healthy(move) is None, "no under-replicated partitions")
-        move.done("switch", f"broker {broker} runs on {plan.target.name}")
+        move.done(phase, f"broker {broker} runs on {where}")
 
 
 def _connect_of(admin: ClusterAdmin, broker: int) -> str | None:
@@ -191,12 +249,12 @@ def _registration_missing(move: Move) -> list[int]:
     return sorted(set(move.plan.brokers) - set(_registered(move)))
 
 
-def _switched(move: Move, broker: int) -> bool:
+def _switched(move: Move, broker: int, connect_to: str) -> bool:
     try:
         connect = move.admin.broker_config(broker).get("zookeeper.connect")
     except KMigrateError:
         return False
-    return connect == move.plan.target_connect and broker in _registered(move)
+    return connect == connect_to and broker in _registered(move)
 
 
 def _guard_cluster(move: Move) -> None:

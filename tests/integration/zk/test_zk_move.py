@@ -129,11 +129,11 @@ class OtherClient(threading.Thread):
             self.done.wait(0.1)
 
 
-def _migrate(config: Path, plan: Path, log: Path) -> subprocess.Popen[bytes]:
+def _migrate(config: Path, plan: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
     with open(log, "ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "kmigrate", "--config", str(config), "zk", "migrate",
-             str(plan)],
+             str(plan), *extra],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 
@@ -215,23 +215,38 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     other.zk.close()
 
 
+def server_ids_and_root(connect: str) -> tuple[set[str], list[str]]:
+    """The server ids an ensemble answers for, and its top-level znodes."""
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=15)
+    try:
+        config = zk.get("/zookeeper/config")[0].decode()
+        ids = {
+            line.split("=")[0].split(".")[1]
+            for line in config.splitlines()
+            if line.startswith("server.")
+        }
+        return ids, sorted(zk.get_children("/"))
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def _assert_split(old: str, new: str) -> None:
     """Each side answers for its own servers; the new one holds Kafka's registrations."""
-    for connect, ids in ((old, {"1", "2", "3"}), (new, {"4", "5", "6"})):
-        zk = KazooClient(hosts=connect)
-        zk.start(timeout=15)
-        try:
-            config = zk.get("/zookeeper/config")[0].decode()
-            found = {
-                line.split("=")[0].split(".")[1]
-                for line in config.splitlines()
-                if line.startswith("server.")
-            }
-            assert found == ids, config
-            if connect == new:
-                assert sorted(zk.get_children("/kafka/brokers/ids")) == ["1", "2"]
-            else:
-                assert zk.exists("/app/alive"), "the other client's ephemeral node survived"
-        finally:
-            zk.stop()
-            zk.close()
+    assert server_ids_and_root(old)[0] == {"1", "2", "3"}
+    assert server_ids_and_root(new)[0] == {"4", "5", "6"}
+    zk = KazooClient(hosts=new)
+    zk.start(timeout=15)
+    try:
+        assert sorted(zk.get_children("/kafka/brokers/ids")) == ["1", "2"]
+    finally:
+        zk.stop()
+        zk.close()
+    zk = KazooClient(hosts=old)
+    zk.start(timeout=15)
+    try:
+        assert zk.exists("/app/alive"), "the other client's ephemeral node survived"
+    finally:
+        zk.stop()
+        zk.close()

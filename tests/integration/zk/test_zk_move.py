@@ -28,21 +28,16 @@ from kazoo.exceptions import KazooException
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
-from kmigrate.sandbox import manager
 from kmigrate.sandbox.state import load_state
 from kmigrate.zk.plan import load_plan
 from tests.helpers import run_cli, unique, wait_for
+from tests.integration.zk.conftest import old_and_new
 
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("zkmove").resolve()
-    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
-    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=2, zookeeper="old/kafka"))
-    try:
+    with old_and_new(tmp_path_factory, "zkmove", brokers=2) as directory:
         yield directory
-    finally:
-        manager.down(directory, purge=True, grace=5)
 
 
 class Traffic(threading.Thread):

@@ -12,21 +12,16 @@ import pytest
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.sandbox import manager
 from kmigrate.zk.plan import load_plan
 from kmigrate.zk.tree import digest, first_difference, read_tree
 from tests.helpers import run_cli, unique
+from tests.integration.zk.conftest import old_and_new
 
 
 @pytest.fixture(scope="module")
 def zk_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("zk").resolve()
-    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
-    manager.up(directory, manager.UpRequest(clusters=["legacy"], zookeeper="old/kafka"))
-    try:
+    with old_and_new(tmp_path_factory, "zk") as directory:
         yield directory / "clusters.yaml"
-    finally:
-        manager.down(directory, purge=True, grace=5)
 
 
 def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(

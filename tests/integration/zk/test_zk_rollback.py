@@ -13,8 +13,8 @@ import pytest
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
-from kmigrate.sandbox import manager
 from tests.helpers import run_cli, unique
+from tests.integration.zk.conftest import old_and_new
 from tests.integration.zk.test_zk_move import (
     Traffic,
     _kill_during,
@@ -25,13 +25,8 @@ from tests.integration.zk.test_zk_move import (
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("zkback").resolve()
-    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
-    manager.up(directory, manager.UpRequest(clusters=["legacy"], zookeeper="old/kafka"))
-    try:
+    with old_and_new(tmp_path_factory, "zkback") as directory:
         yield directory
-    finally:
-        manager.down(directory, purge=True, grace=5)
 
 
 def test_a_move_killed_in_the_switch_rolls_back_to_the_old_ensemble(

@@ -15,6 +15,7 @@ from kmigrate.sandbox.state import STATE_FILE, load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
 from kmigrate.store.zk_moves import get_move, history
+from kmigrate.zk.cleanup import delete, leftovers
 from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
 from kmigrate.zk.migrate import Move, rollback_move, run_move
 from kmigrate.zk.operator import Operator
@@ -173,3 +174,40 @@ def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
         ["phase", "step", "outcome", "detail"],
         [(e.phase, e.step, e.outcome, e.detail or "") for e in events],
     )
+
+
+@group.command("cleanup")
+@kafka_option
+@click.option("--yes", is_flag=True, help="Delete without asking (the list is still shown).")
+@json_option
+@pass_app
+def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
+    """After the move: delete Kafka's stale copy from the source ensemble and the source's
+    other paths from the target, each listed and confirmed first."""
+    store = store_for(app.settings)
+    move = get_move(store, kafka)
+    if move is None or move.phase != "done":
+        raise ConflictError(
+            f"cluster '{kafka}' has no finished ZooKeeper move"
+            + (f" (phase {move.phase})" if move else "")
+            + "; clean-up comes after `zk migrate` ends"
+        )
+    plan = parse_plan(move.plan_yaml, "the stored plan")
+    found = leftovers(plan)
+    sides = [
+        (plan.source.name, plan.source.connect, found.source_paths, "Kafka's stale copy"),
+        (plan.target.name, plan.target.connect, found.target_paths, "the source's other data"),
+    ]
+    deleted: dict[str, list[str]] = {}
+    for name, connect, paths, what in sides:
+        if not paths:
+            continue
+        if not as_json:
+            render.out.print(f"{name}: {what}: {', '.join(paths)}")
+        if yes or click.confirm(f"delete these from {name} (recursively)?", default=False):
+            delete(connect, name, paths)
+            deleted[name] = paths
+    if as_json:
+        render.print_json({"kafka": kafka, "deleted": deleted})
+    elif not deleted:
+        render.out.print("nothing deleted")

@@ -134,6 +134,11 @@ def rollback_move(move: Move) -> None:
     for m in move.target:
         move.operator.start_server(m.node_id, target_ids, fresh=True)
     _wait(move, lambda: all(_mode(m) in SERVING for m in move.target), "the target's quorum")
+    _wait(
+        move,
+        functools.partial(_each_answers_for, move.target, set(target_ids), plan.target.name),
+        f"every server of {plan.target.name} answering for {_ids(target_ids)} only",
+    )
     move.done("rollback", f"{plan.target.name} is an empty ensemble of its own again")
     set_phase(move.store, plan.kafka, "rolled-back")
     move.report(f"cluster {plan.kafka} runs on {plan.source.name} as before; plan again to move it")
@@ -381,6 +386,18 @@ def _ids_in(connect: str, name: str) -> set[int]:
     connection: a reconfig moves the leader)."""
     members, _ = WaitPolicy(60.0).run(lambda: _config(connect, name))
     return {m.node_id for m in members}
+
+
+def _each_answers_for(members: list[Member], ids: set[int], name: str) -> bool:
+    """Every one of ``members``, asked directly, shows a configuration of exactly ``ids``."""
+    for m in members:
+        try:
+            shown, _ = _config(m.client_address or "", name)
+        except KMigrateError:
+            return False
+        if {s.node_id for s in shown} != ids:
+            return False
+    return True
 
 
 def _is_member(connect: str, name: str, node_id: int) -> bool:

@@ -11,6 +11,7 @@ writing its own path there.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -206,8 +207,19 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     _assert_split(settings.ensemble("old").connect, settings.ensemble("new").connect)
     history = run_cli("zk", "status", "--kafka", "legacy", config=str(config))
     assert "phase reached: done" in history.stdout, history.stdout + history.stderr
+    _cleanup_removes_each_sides_leftovers(config)
     other.zk.stop()
     other.zk.close()
+
+
+def _cleanup_removes_each_sides_leftovers(config: Path) -> None:
+    """Kafka's stale copy goes from old, old's other client's copy from new."""
+    settings = load_settings(config)
+    cleaned = run_cli("zk", "cleanup", "--kafka", "legacy", "--yes", "--json", config=str(config))
+    assert cleaned.code == 0, cleaned.stderr
+    assert json.loads(cleaned.stdout)["deleted"] == {"old": ["/kafka"], "new": ["/app"]}
+    assert server_ids_and_root(settings.ensemble("old").connect)[1] == ["app", "zookeeper"]
+    assert server_ids_and_root(settings.ensemble("new").connect)[1] == ["kafka", "zookeeper"]
 
 
 def server_ids_and_root(connect: str) -> tuple[set[str], list[str]]:

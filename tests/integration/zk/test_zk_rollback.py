@@ -70,3 +70,5 @@ def test_a_move_killed_in_the_switch_rolls_back_to_the_old_ensemble(
     again = run_cli("zk", "migrate", str(plan), config=str(config))
     assert again.code == 5, again.stderr
     assert "rolled back; write a new plan" in again.stderr
+    early = run_cli("zk", "cleanup", "--kafka", "legacy", "--yes", config=str(config))
+    assert early.code == 5 and "no finished ZooKeeper move" in early.stderr, early.stderr

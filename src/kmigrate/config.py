@@ -58,6 +58,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _joined(value: Any) -> Any:
+    """A YAML list of host:port becomes the comma-separated string clients take."""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return value
+
+
 class ClusterConfig(_Strict):
     """How to reach one Kafka cluster."""
 
@@ -67,12 +74,7 @@ class ClusterConfig(_Strict):
     java_properties: dict[str, str | SecretStr] = Field(default_factory=dict)
     timeout_s: float = Field(default=10.0, gt=0)
 
-    @field_validator("bootstrap_servers", mode="before")
-    @classmethod
-    def _join_servers(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return ",".join(str(v) for v in value)
-        return value
+    _join_servers = field_validator("bootstrap_servers", mode="before")(_joined)
 
     @field_validator("properties", "java_properties", mode="before")
     @classmethod
@@ -103,12 +105,7 @@ class EnsembleConfig(_Strict):
     connect: str
     timeout_s: float = Field(default=10.0, gt=0)
 
-    @field_validator("connect", mode="before")
-    @classmethod
-    def _join_servers(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return ",".join(str(v) for v in value)
-        return value
+    _join_servers = field_validator("connect", mode="before")(_joined)
 
 
 class StoreConfig(_Strict):

@@ -16,6 +16,7 @@
     │   ├── TopicExistsError           topic-exists     5
     │   └── GroupActiveError           group-active     5
     ├── KafkaOperationError            kafka            6
+    │   └── CommandFailedError         command-failed   6   (an operator's template)
     ├── SandboxError                   sandbox          7
     │   ├── JarsUnavailableError       jars             7
     │   └── BrokerStartError           broker-start     7
@@ -137,6 +138,12 @@ class GroupMovedOnError(ConflictError):
 class KafkaOperationError(KMigrateError):
     code = "kafka"
     exit_code = 6
+
+
+class CommandFailedError(KafkaOperationError):
+    """An operator's command (a restart template) exited non-zero or timed out."""
+
+    code = "command-failed"
 
 
 class SandboxError(KMigrateError):

@@ -30,6 +30,7 @@ EXPECTED = {
     "NotTranslatableError": ("not-translatable", 5),
     "GroupMovedOnError": ("group-moved-on", 5),
     "KafkaOperationError": ("kafka", 6),
+    "CommandFailedError": ("command-failed", 6),
     "SandboxError": ("sandbox", 7),
     "JarsUnavailableError": ("jars", 7),
     "BrokerStartError": ("broker-start", 7),

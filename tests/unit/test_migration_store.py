@@ -22,7 +22,7 @@ from kmigrate.store.migrations import (
     save_migration,
     set_state,
 )
-from kmigrate.store.schema import migration_locks
+from kmigrate.store.schema import command_locks
 
 PLAN = Plan(name="m1", source="a", target="b", topics=[PlannedTopic(name="t", partitions=1)])
 
@@ -39,11 +39,11 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def _holder(store: Store, pid: int) -> None:
     with store.transaction() as conn:
         conn.execute(
-            migration_locks.insert().values(
-                migration="m1",
+            command_locks.insert().values(
+                subject="migration:m1",
                 pid=pid,
                 host=socket.gethostname(),
-                command="promote",
+                command="migrate promote",
                 acquired_ms=0,
             )
         )

@@ -9,12 +9,20 @@ import pytest
 
 from kmigrate.errors import ConflictError
 from kmigrate.store import open_store
-from kmigrate.store.zk_moves import begin_move, get_move, history, record, set_phase
+from kmigrate.store.zk_moves import (
+    begin_move,
+    get_move,
+    history,
+    record,
+    restart_interrupted,
+    set_phase,
+)
 
 
 def test_a_move_in_progress_resumes_only_with_its_own_plan(tmp_path: Path) -> None:
     store = open_store("sqlite:///kmigrate.db", tmp_path)
     assert begin_move(store, "legacy", "plan A").phase == "planned"
+    record(store, "legacy", "join", "servers 4,5 joined", "done")
     set_phase(store, "legacy", "join")
     assert begin_move(store, "legacy", "plan A").phase == "join"
     with pytest.raises(ConflictError, match="in the middle of a ZooKeeper move"):
@@ -31,3 +39,27 @@ def test_a_move_in_progress_resumes_only_with_its_own_plan(tmp_path: Path) -> No
     ]
     move = get_move(store, "legacy")
     assert move is not None and move.plan_yaml == "plan B"
+
+
+def test_a_move_refused_before_it_changed_anything_gives_way_to_a_new_plan(
+    tmp_path: Path,
+) -> None:
+    store = open_store("sqlite:///kmigrate.db", tmp_path)
+    begin_move(store, "legacy", "plan A")
+    record(store, "legacy", "join", "stopped", "refused", "broker(s) 2 not registered")
+    assert begin_move(store, "legacy", "plan B").phase == "planned", "nothing was done"
+    record(store, "legacy", "switch", "broker 1", "started")
+    with pytest.raises(ConflictError, match="in the middle of a ZooKeeper move"):
+        begin_move(store, "legacy", "plan C")
+
+
+def test_only_a_restart_that_began_and_never_ended_counts_as_interrupted(tmp_path: Path) -> None:
+    store = open_store("sqlite:///kmigrate.db", tmp_path)
+    begin_move(store, "legacy", "plan A")
+    assert not restart_interrupted(store, "legacy", 1)
+    record(store, "legacy", "switch", "broker 1", "started")
+    record(store, "legacy", "switch", "broker 2", "started")
+    record(store, "legacy", "switch", "broker 2", "done", "runs on new")
+    assert restart_interrupted(store, "legacy", 1)
+    assert not restart_interrupted(store, "legacy", 2)
+    assert not restart_interrupted(store, "other", 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -49,3 +50,37 @@ def error(message: str, detail: str | None = None) -> None:
 
 def progress(message: str) -> None:
     err.print(Text.assemble(("> ", "dim"), message), soft_wrap=True)
+
+
+class StatusLine:
+    """One line that shows what a long command waits for right now: redrawn in place on a
+    terminal; in a log (not a terminal), written at most every ``every_s`` seconds so a
+    long wait still shows it is alive."""
+
+    def __init__(self, every_s: float = 30.0) -> None:
+        self.every_s = every_s
+        self._status: Any = None
+        self._key = ""
+        self._since = 0.0
+
+    def __enter__(self) -> StatusLine:
+        if err.is_terminal:
+            self._status = err.status("")
+            self._status.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+    def update(self, text: str) -> None:
+        """``text`` is "what (detail)"; the detail (elapsed time) may change freely."""
+        if self._status is not None:
+            self._status.update(text)
+            return
+        key, now = text.split(" (", maxsplit=1)[0], time.monotonic()
+        if key != self._key:
+            self._key, self._since = key, now
+        elif now - self._since >= self.every_s:
+            progress(text)
+            self._since = now

@@ -12,6 +12,8 @@ from kmigrate.cli.context import json_option
 from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.zk_operator import SandboxOperator
+from kmigrate.zk.members import parse_member
 
 dir_option = click.option(
     "--dir",
@@ -260,3 +262,48 @@ def fetch(kafka_version: str) -> None:
     """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
     needed)."""
     render.progress(f"jars for Kafka {kafka_version}: {ensure_jars(kafka_version)}")
+
+
+# The sandbox's stand-ins for an operator's own scripts on real hosts: what the
+# `zk migrate --restart-command/--zk-stop-command/--zk-start-command` templates call.
+
+
+@group.command("restart-broker")
+@dir_option
+@click.option("--cluster", required=True, metavar="NAME")
+@click.option("--broker", type=int, required=True, metavar="ID")
+@click.option("--zookeeper-connect", required=True, metavar="CONNECT")
+def restart_broker(
+    directory: Path | None, cluster: str, broker: int, zookeeper_connect: str
+) -> None:
+    """Restart one ZooKeeper-mode broker with a new zookeeper.connect."""
+    SandboxOperator(directory or sandbox_dir(), cluster).restart_broker(broker, zookeeper_connect)
+    render.progress(f"broker {broker} of {cluster} restarted on {zookeeper_connect}")
+
+
+@group.command("stop-zk-server")
+@dir_option
+@click.option("--id", "node_id", type=int, required=True, metavar="ID")
+def stop_zk_server(directory: Path | None, node_id: int) -> None:
+    """Stop one ZooKeeper server of the sandbox."""
+    SandboxOperator(directory or sandbox_dir()).stop_server(node_id)
+    render.progress(f"ZooKeeper server {node_id} stopped")
+
+
+@group.command("start-zk-server")
+@dir_option
+@click.option("--id", "node_id", type=int, required=True, metavar="ID")
+@click.option(
+    "--dynamic-file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    required=True,
+    help="server.N=... lines: the participants it starts with.",
+)
+@click.option("--fresh", type=click.BOOL, default=False, help="Empty its data first.")
+def start_zk_server(directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool) -> None:
+    """(Re)start one ZooKeeper server of the sandbox with the given participants."""
+    members = [
+        parse_member(line).node_id for line in dynamic_file.read_text().splitlines() if line.strip()
+    ]
+    SandboxOperator(directory or sandbox_dir()).start_server(node_id, members, fresh=fresh)
+    render.progress(f"ZooKeeper server {node_id} started with servers {members}")

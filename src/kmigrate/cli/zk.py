@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
@@ -16,10 +17,12 @@ from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
 from kmigrate.store.zk_moves import get_move, history
 from kmigrate.zk.cleanup import delete, leftovers
+from kmigrate.zk.commands import CommandOperator, Templates
 from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
-from kmigrate.zk.migrate import Move, rollback_move, run_move
+from kmigrate.zk.members import parse_member
+from kmigrate.zk.migrate import Move, exclusively, is_registered, rollback_move, run_move
 from kmigrate.zk.operator import Operator
-from kmigrate.zk.plan import load_plan, parse_plan, plan_move
+from kmigrate.zk.plan import ZkMovePlan, load_plan, parse_plan, plan_move
 
 kafka_option = click.option(
     "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
@@ -101,35 +104,76 @@ def plan(
     is_flag=True,
     help="Before the split: brokers back on the source ensemble, the target empty again.",
 )
+@click.option(
+    "--restart-command",
+    metavar="TEMPLATE",
+    help="Real hosts: restart one broker with a new zookeeper.connect, e.g. "
+    "'ssh {host} sudo kafka-switch-zk {zookeeper_connect}'. Placeholders {host} {broker} "
+    "{zookeeper_connect}.",
+)
+@click.option(
+    "--zk-stop-command",
+    metavar="TEMPLATE",
+    help="Real hosts: stop one ZooKeeper server. Placeholders {host} {id}.",
+)
+@click.option(
+    "--zk-start-command",
+    metavar="TEMPLATE",
+    help="Real hosts: start one ZooKeeper server with the server lines in {dynamic_file} as "
+    "its zoo.cfg.dynamic, its data emptied first if {fresh} is true. Placeholders {host} "
+    "{id} {dynamic_file} {fresh}.",
+)
 @pass_app
-def migrate(app: AppContext, plan_file: Path, timeout: float, rollback: bool) -> None:
+def migrate(
+    app: AppContext,
+    plan_file: Path,
+    timeout: float,
+    rollback: bool,
+    restart_command: str | None,
+    zk_stop_command: str | None,
+    zk_start_command: str | None,
+) -> None:
     """Run the plan's phases (join, check, switch, split), one guarded step at a time.
-    Resumable: after any interruption, run the same command again."""
+    Resumable: after any interruption, run the same command again. In the sandbox,
+    kmigrate restarts servers and brokers itself; on real hosts it runs your templates."""
     plan = load_plan(plan_file)
     settings = app.settings
-    operator = _operator(settings, plan.kafka)
-    with ClusterAdmin(settings.cluster(plan.kafka)) as admin:
+    templates = Templates(restart_command, zk_stop_command, zk_start_command)
+    store = store_for(settings)
+    command = f"zk migrate {plan_file.name}" + (" --rollback" if rollback else "")
+    with (
+        exclusively(store, plan.kafka, command, render.progress),
+        ClusterAdmin(settings.cluster(plan.kafka)) as admin,
+        render.StatusLine() as line,
+    ):
         move = Move(
             plan,
             plan_file.read_text(),
-            store_for(settings),
-            operator,
+            store,
+            _operator(settings, plan, templates),
             admin,
             render.progress,
             timeout,
+            line.update,
         )
+        if isinstance(move.operator, CommandOperator):
+            move.operator.registered = functools.partial(is_registered, move)
         (rollback_move if rollback else run_move)(move)
 
 
-def _operator(settings: Settings, kafka: str) -> Operator:
-    """Who restarts servers and brokers: the sandbox, when it runs this cluster."""
+def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Operator:
+    """Who restarts servers and brokers: the operator's templates when given, else the
+    sandbox when it runs this cluster."""
+    if templates.given:
+        members = [parse_member(line) for line in (*plan.source.members, *plan.target.members)]
+        return CommandOperator(templates, members, plan.broker_hosts, lambda _b: False,
+                               render.progress)  # fmt: skip
     folder = settings.path.parent if settings.path else Path.cwd()
-    if (folder / STATE_FILE).is_file() and kafka in load_state(folder.resolve()).clusters:
-        return SandboxOperator(folder, kafka)
+    if (folder / STATE_FILE).is_file() and plan.kafka in load_state(folder.resolve()).clusters:
+        return SandboxOperator(folder, plan.kafka)
     raise ConfigError(
-        f"cluster '{kafka}' is not a sandbox cluster: zk migrate restarts ZooKeeper servers "
-        "and brokers itself only in the sandbox so far (restart-command templates for real "
-        "hosts are not built yet)"
+        f"cluster '{plan.kafka}' is not a sandbox cluster: pass --restart-command, "
+        "--zk-stop-command and --zk-start-command (README: moving to a new ZooKeeper ensemble)"
     )
 
 
@@ -199,14 +243,15 @@ def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
         (plan.target.name, plan.target.connect, found.target_paths, "the source's other data"),
     ]
     deleted: dict[str, list[str]] = {}
-    for name, connect, paths, what in sides:
-        if not paths:
-            continue
-        if not as_json:
-            render.out.print(f"{name}: {what}: {', '.join(paths)}")
-        if yes or click.confirm(f"delete these from {name} (recursively)?", default=False):
-            delete(connect, name, paths)
-            deleted[name] = paths
+    with exclusively(store, kafka, "zk cleanup", render.progress):
+        for name, connect, paths, what in sides:
+            if not paths:
+                continue
+            if not as_json:
+                render.out.print(f"{name}: {what}: {', '.join(paths)}")
+            if yes or click.confirm(f"delete these from {name} (recursively)?", default=False):
+                delete(connect, name, paths)
+                deleted[name] = paths
     if as_json:
         render.print_json({"kafka": kafka, "deleted": deleted})
     elif not deleted:

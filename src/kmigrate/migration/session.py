@@ -9,7 +9,6 @@ any other refuses and says which command finishes it.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,17 +19,14 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, KMigrateError, NotFoundError
 from kmigrate.migration.model import Item
 from kmigrate.migration.plan import Plan, parse_plan
-from kmigrate.mirror.status import pid_alive
 from kmigrate.store import Store
+from kmigrate.store.locks import Holder, held
 from kmigrate.store.migrations import (
     items_of,
-    lock_holder,
     migration_plan_yaml,
     record_event,
-    release_lock,
     require_migration,
     set_pending,
-    take_lock,
 )
 
 Report = Callable[[str], None]
@@ -64,19 +60,21 @@ def load_migration(store: Store, settings: Settings, name: str | None) -> Migrat
 @contextmanager
 def locked(store: Store, migration: str, command: str, report: Report) -> Iterator[None]:
     """Hold the migration's lock for one command."""
-    holder = lock_holder(store, migration)
-    replace = None
-    if holder is not None and holder.host == socket.gethostname() and not pid_alive(holder.pid):
-        replace = holder.pid
-        report(f"taking over the lock of `migrate {holder.command}` (pid {holder.pid}, gone)")
+
+    def taken_over(gone: Holder) -> None:
+        report(f"taking over the lock of `{gone.command}` (pid {gone.pid}, gone)")
         record_event(
-            store, migration, "lock", [], "recovered", f"pid {holder.pid} ({holder.command}) died"
+            store, migration, "lock", [], "recovered", f"pid {gone.pid} ({gone.command}) died"
         )
-    take_lock(store, migration, command, replace_pid=replace)
-    try:
+
+    with held(
+        store,
+        f"migration:{migration}",
+        f"migrate {command}",
+        what=f"migration '{migration}'",
+        on_takeover=taken_over,
+    ):
         yield
-    finally:
-        release_lock(store, migration)
 
 
 class Step:

@@ -21,9 +21,10 @@ from kmigrate.mirror.model import (
     compile_topics,
     default_link_name,
 )
-from kmigrate.mirror.status import link_status, pid_alive, run_state
+from kmigrate.mirror.status import link_status, run_state
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, require_link, set_topic_state
+from kmigrate.store.locks import pid_alive
 from kmigrate.store.runs import get_run
 
 Report = Callable[[str], None]

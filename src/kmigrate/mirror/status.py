@@ -3,7 +3,6 @@ both clusters' end offsets."""
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from kmigrate.mirror.model import (
 )
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
+from kmigrate.store.locks import pid_alive
 from kmigrate.store.offsets import gaps_of, load_partitions
 from kmigrate.store.runs import get_run
 
@@ -77,23 +77,6 @@ def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
             )
         return run.state.value, run.reason if run.state is RunState.WAITING else None
     return run.state.value, run.reason
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        # Our own child (a mirror this process started) that exited stays a zombie,
-        # which signal 0 still reaches, until it is reaped: reap it here.
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass  # not our child: ask the kernel below
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def link_status(

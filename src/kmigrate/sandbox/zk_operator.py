@@ -22,11 +22,12 @@ _CONNECT = re.compile(r"^zookeeper\.connect=.*$", re.MULTILINE)
 
 
 class SandboxOperator:
-    def __init__(self, directory: Path, cluster: str) -> None:
+    def __init__(self, directory: Path, cluster: str | None = None) -> None:
+        """``cluster`` is the one whose brokers it restarts (none: servers only)."""
         self.directory = directory.resolve()
-        self.cluster = cluster
+        self.cluster = cluster or ""
         state = load_state(self.directory)
-        if cluster not in state.clusters:
+        if cluster is not None and cluster not in state.clusters:
             raise SandboxError(f"no sandbox cluster named {cluster} in {self.directory}")
 
     # ------------------------------------------------------------ ZooKeeper servers
@@ -65,7 +66,9 @@ class SandboxOperator:
 
     # ------------------------------------------------------------ brokers
 
-    def start_broker_if_down(self, broker_id: int) -> bool:
+    def recover_broker(self, broker_id: int, zookeeper_connect: str) -> bool:
+        """Starts the broker as its properties say if it does not run (the move then
+        sees its connect string and restarts it again if it is not the one wanted)."""
         state = load_state(self.directory)
         cluster = state.clusters[self.cluster]
         broker = next(b for b in cluster.brokers if b.node_id == broker_id)

@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kmigrate.errors import ConflictError, NotFoundError, StoreError
+from kmigrate.errors import ConflictError, NotFoundError
 from kmigrate.migration.model import Event, Item
 from kmigrate.store.database import Store, now_ms
-from kmigrate.store.schema import migration_events, migration_items, migration_locks, migrations
+from kmigrate.store.schema import migration_events, migration_items, migrations
 
 
 def save_migration(store: Store, name: str, source: str, target: str, plan_yaml: str) -> None:
@@ -157,48 +157,6 @@ def events_of(store: Store, migration: str, limit: int | None = None) -> list[Ev
         Event(r.at_ms, r.actor, r.action, tuple(json.loads(r.subjects)), r.outcome, r.detail)
         for r in reversed(rows)
     ]
-
-
-# ---------------------------------------------------------------- lock
-
-
-def lock_holder(store: Store, migration: str) -> Any:
-    with store.transaction() as conn:
-        return conn.execute(
-            select(migration_locks).where(migration_locks.c.migration == migration)
-        ).first()
-
-
-def take_lock(store: Store, migration: str, command: str, *, replace_pid: int | None) -> None:
-    """Hold the migration's lock; ``replace_pid`` names a dead holder to take over from."""
-    mine = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
-    try:
-        with store.transaction() as conn:
-            where = migration_locks.c.migration == migration
-            if replace_pid is not None:
-                conn.execute(
-                    migration_locks.delete().where(where & (migration_locks.c.pid == replace_pid))
-                )
-            conn.execute(
-                migration_locks.insert().values(migration=migration, acquired_ms=now_ms(), **mine)
-            )
-    except StoreError:
-        holder = lock_holder(store, migration)
-        if holder is None:
-            raise
-        raise ConflictError(
-            f"migration '{migration}' is busy: `kmigrate migrate {holder.command}` "
-            f"(pid {holder.pid} on {holder.host}) acts on it; wait for it to finish"
-        ) from None
-
-
-def release_lock(store: Store, migration: str) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            migration_locks.delete().where(
-                (migration_locks.c.migration == migration) & (migration_locks.c.pid == os.getpid())
-            )
-        )
 
 
 def require_migration(store: Store, name: str | None) -> str:

@@ -163,18 +163,6 @@ migration_events = Table(
     Index("ix_migration_events", "migration", "at_ms"),
 )
 
-# At most one command acts on a migration at a time.
-migration_locks = Table(
-    "migration_locks",
-    metadata,
-    Column("migration", String(100), primary_key=True),
-    Column("pid", Integer, nullable=False),
-    Column("host", String(255), nullable=False),
-    Column("command", String(40), nullable=False),
-    Column("acquired_ms", BigInteger, nullable=False),
-)
-
-
 # ZooKeeper ensemble moves: one per Kafka cluster, its plan and the phase reached.
 zk_moves = Table(
     "zk_moves",
@@ -199,4 +187,15 @@ zk_move_events = Table(
     Column("outcome", String(20), nullable=False),  # done | skipped | refused | failed
     Column("detail", Text),
     Index("ix_zk_move_events", "kafka", "at_ms"),
+)
+
+# At most one command acts on a subject (a cluster's ZooKeeper move, ...) at a time.
+command_locks = Table(
+    "command_locks",
+    metadata,
+    Column("subject", String(255), primary_key=True),  # e.g. "zk-move:legacy"
+    Column("pid", Integer, nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("command", String(200), nullable=False),
+    Column("acquired_ms", BigInteger, nullable=False),
 )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, Row, select
 
 from kmigrate.errors import ConflictError
 from kmigrate.store.database import Store, now_ms
@@ -33,8 +34,9 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
     must run the same plan)."""
     with store.transaction() as conn:
         row = conn.execute(select(zk_moves).where(zk_moves.c.kafka == kafka)).first()
-        if row is not None and row.phase in ("done", "rolled-back") and row.plan_yaml != plan_yaml:
-            # The cluster moved before; this is a new move (its history starts again).
+        if row is not None and row.plan_yaml != plan_yaml and _replaceable(conn, row):
+            # The cluster moved before, or a move was refused before it changed anything:
+            # this is a new move (its history starts again).
             conn.execute(zk_moves.delete().where(zk_moves.c.kafka == kafka))
             conn.execute(zk_move_events.delete().where(zk_move_events.c.kafka == kafka))
             row = None
@@ -56,6 +58,20 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
             "another plan; resume it with that plan file"
         )
     return MoveRecord(row.kafka, row.plan_yaml, row.phase, row.updated_ms)
+
+
+def _replaceable(conn: Connection, row: Row[Any]) -> bool:
+    if row.phase in ("done", "rolled-back"):
+        return True
+    acted = conn.execute(
+        select(zk_move_events.c.id)
+        .where(
+            (zk_move_events.c.kafka == row.kafka)
+            & zk_move_events.c.outcome.in_(("done", "started"))
+        )
+        .limit(1)
+    ).first()
+    return acted is None
 
 
 def get_move(store: Store, kafka: str) -> MoveRecord | None:
@@ -97,3 +113,18 @@ def history(store: Store, kafka: str) -> list[MoveEvent]:
             .order_by(zk_move_events.c.id)
         ).all()
     return [MoveEvent(r.at_ms, r.phase, r.step, r.outcome, r.detail) for r in rows]
+
+
+def restart_interrupted(store: Store, kafka: str, broker: int) -> bool:
+    """Whether the last thing recorded of ``broker`` is a restart that began and never
+    ended (a move killed in the middle of it)."""
+    with store.transaction() as conn:
+        row = conn.execute(
+            select(zk_move_events.c.outcome)
+            .where(
+                (zk_move_events.c.kafka == kafka) & (zk_move_events.c.step == f"broker {broker}")
+            )
+            .order_by(zk_move_events.c.id.desc())
+            .limit(1)
+        ).first()
+    return row is not None and row.outcome == "started"

@@ -62,6 +62,8 @@ def read_kafka(admin: ClusterAdmin, source: EnsembleConfig, chroot: str) -> Kafk
         connects,
         registered,
         info.controller_id,
+        {b.node_id: b.host for b in info.brokers},
+        info.cluster_id,
     )
 
 

@@ -9,8 +9,10 @@ the phase reached and each step's outcome (`zk history`).
 from __future__ import annotations
 
 import functools
+import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -23,7 +25,8 @@ from kmigrate.errors import (
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.store import Store
-from kmigrate.store.zk_moves import begin_move, record, set_phase
+from kmigrate.store.locks import Holder, held
+from kmigrate.store.zk_moves import begin_move, record, restart_interrupted, set_phase
 from kmigrate.zk.client import four_letter, server_mode, session
 from kmigrate.zk.members import Member, parse_config, parse_member
 from kmigrate.zk.operator import Operator
@@ -46,6 +49,7 @@ class Move:
     admin: ClusterAdmin
     report: Callable[[str], None]
     timeout_s: float = 120.0
+    status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
 
     @property
     def source(self) -> list[Member]:
@@ -68,6 +72,28 @@ class Move:
         self.report(f"{phase}: {step}" + (f" ({detail})" if detail else ""))
 
 
+@contextmanager
+def exclusively(
+    store: Store, kafka: str, command: str, report: Callable[[str], None]
+) -> Iterator[None]:
+    """One command at a time acts on a cluster's move (a second `zk migrate` or `zk
+    cleanup` refuses, naming the first); the lock of a killed one is taken over."""
+
+    def taken_over(gone: Holder) -> None:
+        detail = f"pid {gone.pid} (`kmigrate {gone.command}`) had died"
+        record(store, kafka, "lock", "taken over", "done", detail)
+        report(f"taking over the move's lock: {detail}")
+
+    with held(
+        store,
+        f"zk-move:{kafka}",
+        command,
+        what=f"the ZooKeeper move of cluster '{kafka}'",
+        on_takeover=taken_over,
+    ):
+        yield
+
+
 def run_move(move: Move) -> None:
     """Run the phases not done yet; each step is skipped when the world shows it done."""
     state = begin_move(move.store, move.plan.kafka, move.plan_yaml)
@@ -80,6 +106,11 @@ def run_move(move: Move) -> None:
             f"this plan's move of cluster '{move.plan.kafka}' was rolled back; write a new "
             "plan with `kmigrate zk plan`"
         )
+    _same_cluster(move)
+    if state.phase == "planned":
+        problem = _healthy(move)
+        if problem is not None:
+            raise ConflictError(f"not starting the move of '{move.plan.kafka}': {problem}")
     steps = {"join": join, "check": check, "switch": switch, "split": split}
     for phase in PHASES[reached:]:
         move.report(f"phase {phase}")
@@ -117,6 +148,7 @@ def rollback_move(move: Move) -> None:
             f"the split of cluster '{plan.kafka}''s move has begun (source servers left the "
             "joint ensemble); finish it with `kmigrate zk migrate` instead"
         )
+    _same_cluster(move)
     record(move.store, plan.kafka, "rollback", "started", "done")
     _switch_brokers(move, plan.source.connect + plan.chroot, "rollback")
     if set(plan.join_first) & joined:
@@ -142,6 +174,29 @@ def rollback_move(move: Move) -> None:
     move.done("rollback", f"{plan.target.name} is an empty ensemble of its own again")
     set_phase(move.store, plan.kafka, "rolled-back")
     move.report(f"cluster {plan.kafka} runs on {plan.source.name} as before; plan again to move it")
+
+
+def _same_cluster(move: Move) -> None:
+    """The cluster named in the plan is still the one the plan was written for."""
+    planned, plan = move.plan.cluster_id, move.plan
+    if not planned:
+        return
+    now = move.patiently(functools.partial(_cluster_id, plan.source.connect, plan))
+    if now != planned:
+        raise ConflictError(
+            f"the plan was written for cluster id {planned}, but '{move.plan.kafka}' is "
+            f"cluster {now}; plan this cluster's move with `kmigrate zk plan`"
+        )
+
+
+def _cluster_id(connect: str, plan: ZkMovePlan) -> str | None:
+    """The id Kafka keeps in ZooKeeper (readable while every broker is down)."""
+    with session(connect, plan.source.name) as zk:
+        found = zk.exists(f"{plan.chroot}/cluster/id")
+        if found is None:
+            return None
+        raw, _ = zk.get(f"{plan.chroot}/cluster/id")
+    return str(json.loads(raw.decode()).get("id"))
 
 
 # ---------------------------------------------------------------- join
@@ -221,7 +276,8 @@ def switch(move: Move) -> None:
 def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
     """Restart every broker not on ``connect_to`` yet, one at a time, the controller last."""
     plan, admin = move.plan, move.admin
-    recovered = [b for b in plan.brokers if move.operator.start_broker_if_down(b)]
+    interrupted = [b for b in plan.brokers if restart_interrupted(move.store, plan.kafka, b)]
+    recovered = [b for b in interrupted if move.operator.recover_broker(b, connect_to)]
     if recovered:  # a killed run stopped them and did not start them again
         move.report(f"{phase}: broker(s) {_ids(recovered)} were down (an interrupted restart)")
         _wait(move, lambda: _healthy(move) is None, "the restarted broker(s) in sync")
@@ -236,6 +292,7 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
             continue
         _guard_cluster(move)
         move.report(f"{phase}: restarting broker {broker} on {where}")
+        record(move.store, plan.kafka, phase, f"broker {broker}", "started", f"on {where}")
         move.operator.restart_broker(broker, connect_to)
         _wait(
             move,
@@ -243,11 +300,15 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
             f"broker {broker} registered",
         )
         _wait(move, lambda: _healthy(move) is None, "no under-replicated partitions")
-        move.done(phase, f"broker {broker} runs on {where}")
+        move.done(phase, f"broker {broker}", f"runs on {where}")
 
 
 def _connect_of(admin: ClusterAdmin, broker: int) -> str | None:
     return admin.broker_config(broker).get("zookeeper.connect")
+
+
+def is_registered(move: Move, broker: int) -> bool:
+    return broker in _registered(move)
 
 
 def _registration_missing(move: Move) -> list[int]:
@@ -450,8 +511,12 @@ def _same_zxid(members: Iterable[Member]) -> bool:
 
 
 def _wait(move: Move, condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + move.timeout_s
+    started = time.monotonic()
+    deadline = started + move.timeout_s
     while not condition():
+        move.status(
+            f"waiting for {what} ({time.monotonic() - started:.0f}s of {move.timeout_s:g}s)"
+        )
         if time.monotonic() > deadline:
             raise KafkaOperationError(
                 f"waited {move.timeout_s:g}s for {what}; run `kmigrate zk migrate` again to "

@@ -38,3 +38,5 @@ class KafkaOnZk:
     zookeeper_connect: dict[int, str]  # per broker, its zookeeper.connect (with chroot)
     registered: tuple[int, ...]  # /<chroot>/brokers/ids on the source ensemble
     controller: int | None
+    hosts: dict[int, str] | None = None  # per broker, its advertised host
+    cluster_id: str | None = None

@@ -1,8 +1,8 @@
 """Who stops and starts ZooKeeper servers and Kafka brokers during a move.
 
 The move itself only decides what must happen; an operator does it: the sandbox for
-its own processes (kmigrate.sandbox.zk_operator), later a command template per host for
-real clusters.
+its own processes (kmigrate.sandbox.zk_operator), the operator's command templates on
+real hosts (kmigrate.zk.commands).
 """
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ class Operator(Protocol):
     def restart_broker(self, broker_id: int, zookeeper_connect: str) -> None:
         """Restart one broker with ``zookeeper.connect`` set to ``zookeeper_connect``."""
 
-    def start_broker_if_down(self, broker_id: int) -> bool:
-        """Start the broker as it is configured if it does not run (a move killed in the
-        middle of restarting it); True if it had to."""
+    def recover_broker(self, broker_id: int, zookeeper_connect: str) -> bool:
+        """A move was killed while restarting this broker: make sure it runs again
+        (restarted with ``zookeeper_connect`` if it is down); True if it had to."""

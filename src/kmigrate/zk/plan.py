@@ -55,12 +55,14 @@ class Step(_Strict):
 class ZkMovePlan(_Strict):
     kind: str = PLAN_KIND
     kafka: str
+    cluster_id: str | None = None  # the cluster it was written for
     chroot: str
     source: PlannedEnsemble
     target: PlannedEnsemble
     join_first: list[int]  # target servers that join the source ensemble as voters
     join_after_split: list[int]  # target servers that join once the source has left
     brokers: list[int]
+    broker_hosts: dict[int, str] = Field(default_factory=dict)  # for --restart-command
     target_connect: str = Field(description="Kafka's zookeeper.connect after the switch")
     steps: list[Step]
 
@@ -115,12 +117,14 @@ def plan_move(
     ]
     return ZkMovePlan(
         kafka=kafka.name,
+        cluster_id=kafka.cluster_id,
         chroot=chroot,
         source=_planned(source),
         target=_planned(target),
         join_first=first,
         join_after_split=later,
         brokers=list(kafka.broker_ids),
+        broker_hosts=dict(kafka.hosts or {}),
         target_connect=target_connect,
         steps=steps,
     )

@@ -18,9 +18,9 @@ from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.migration.plan import load_plan
-from kmigrate.mirror.status import pid_alive
 from kmigrate.models import Record, TopicPartitionOffset
 from kmigrate.store import store_for
+from kmigrate.store.locks import pid_alive
 from kmigrate.store.migrations import events_of, items_of
 from kmigrate.store.runs import get_run
 from tests.helpers import CliResult, run_cli, unique, wait_for

@@ -134,10 +134,10 @@ def _migrate(config: Path, plan: Path, log: Path, *extra: str) -> subprocess.Pop
         )  # fmt: skip
 
 
-def _kill_during(config: Path, plan: Path, log: Path, marker: str) -> None:
-    """Run `zk migrate`, SIGKILL it once it printed ``marker``."""
+def _kill_during(config: Path, plan: Path, log: Path, marker: str, *extra: str) -> None:
+    """Run `zk migrate`, SIGKILL it (and the commands it runs) once it printed ``marker``."""
     seen = log.read_text().count(marker) if log.exists() else 0
-    proc = _migrate(config, plan, log)
+    proc = _migrate(config, plan, log, *extra)
     wait_for(
         lambda: proc.poll() is not None or log.read_text().count(marker) > seen,
         timeout=180,

@@ -1,5 +1,5 @@
 """A whole ZooKeeper move under traffic, with `zk migrate` killed (SIGKILL) in the join,
-the switch and the split, and resumed each time by running it again.
+the check, the switch and the split, and resumed each time by running it again.
 
 A sandbox of its own: ensembles `old` (servers 1-3, holding Kafka under /kafka) and
 `new` (4-6, empty), and a 2-broker ZooKeeper-mode Kafka 3.9 cluster `legacy` on
@@ -173,6 +173,7 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     log = tmp_path / "migrate.log"
     try:
         _kill_during(config, plan_file, log, "phase join")
+        _kill_during(config, plan_file, log, "phase check")
         _kill_during(config, plan_file, log, "switch: restarting broker")
         _kill_during(config, plan_file, log, "split: reconfig")
         last = _migrate(config, plan_file, log)
@@ -205,8 +206,14 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     assert other.zk.client_id is None or other.session == other.zk.client_id[0]
     assert other.writes > 50, "the other client kept writing to old"
     _assert_split(settings.ensemble("old").connect, settings.ensemble("new").connect)
-    history = run_cli("zk", "status", "--kafka", "legacy", config=str(config))
-    assert "phase reached: done" in history.stdout, history.stdout + history.stderr
+    status = run_cli("zk", "status", "--kafka", "legacy", config=str(config))
+    assert "phase reached: done" in status.stdout, status.stdout + status.stderr
+    history = run_cli("zk", "history", "--kafka", "legacy", "--json", config=str(config))
+    events = json.loads(history.stdout)["events"]
+    (checked,) = [e for e in events if e["phase"] == "check" and e["outcome"] == "done"]
+    assert "identical on servers 1 and 4" in checked["step"], checked
+    assert int(checked["detail"].split()[0]) > 20, "Kafka's znodes compared one by one"
+    assert any(e["step"] == "lock" or e["phase"] == "lock" for e in events), "killed runs' lock"
     _cleanup_removes_each_sides_leftovers(config)
     other.zk.stop()
     other.zk.close()

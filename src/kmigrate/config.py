@@ -108,6 +108,15 @@ class EnsembleConfig(_Strict):
     _join_servers = field_validator("connect", mode="before")(_joined)
 
 
+class GatewayConfig(_Strict):
+    """The gateway (kmigrate gateway): where its routes live, where groups are kept."""
+
+    group_home: str  # the cluster whose coordinators serve the gateway's groups
+    zookeeper: str  # an ensemble of the 'zookeeper:' section, or a connect string
+    path: str = "/kmigrate-gateway"
+    session_timeout_s: float = Field(default=6.0, gt=0)
+
+
 class StoreConfig(_Strict):
     url: SecretStr = SecretStr("sqlite:///kmigrate.db")
 
@@ -129,6 +138,7 @@ class Settings(_Strict):
 
     clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
     zookeeper: dict[str, EnsembleConfig] = Field(default_factory=dict)
+    gateway: GatewayConfig | None = None
     store: StoreConfig = Field(default_factory=StoreConfig)
     spark: SparkConfig = Field(default_factory=SparkConfig)
     env_file: str | None = None

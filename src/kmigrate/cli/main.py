@@ -12,6 +12,7 @@ from kmigrate import __version__
 from kmigrate.cli import (
     clusters,
     demo,
+    gateway,
     groups,
     migrate,
     mirror,
@@ -60,6 +61,7 @@ cli.add_command(plan.group)
 cli.add_command(migrate.group)
 cli.add_command(demo.command)
 cli.add_command(zk.group)
+cli.add_command(gateway.group)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,9 +18,9 @@ from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError
 logging.getLogger("kazoo.client").setLevel(logging.ERROR)
 
 
-@contextmanager
-def session(connect: str, name: str, timeout_s: float = 10.0) -> Iterator[KazooClient]:
-    """A started kazoo client on ``connect`` (closed after), or ClusterUnreachableError."""
+def session_client(connect: str, name: str, timeout_s: float = 10.0) -> KazooClient:
+    """A started, long-lived kazoo client (session timeout ``timeout_s``), or
+    ClusterUnreachableError; the caller stops and closes it."""
     client = KazooClient(hosts=connect, timeout=timeout_s)
     try:
         client.start(timeout=timeout_s)
@@ -32,6 +32,13 @@ def session(connect: str, name: str, timeout_s: float = 10.0) -> Iterator[KazooC
             cluster=name,
             condition="no ZooKeeper server reachable",
         ) from None
+    return client
+
+
+@contextmanager
+def session(connect: str, name: str, timeout_s: float = 10.0) -> Iterator[KazooClient]:
+    """A started kazoo client on ``connect`` (closed after), or ClusterUnreachableError."""
+    client = session_client(connect, name, timeout_s)
     try:
         yield client
     except KazooException as exc:

@@ -1,0 +1,315 @@
+"""`kmigrate gateway start | status | route`: the Kafka-protocol gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.config import Settings
+from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.gateway.placement import Instance
+from kmigrate.gateway.registry import Registry, split_routes_address
+from kmigrate.gateway.server import run_instance
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.zk.ensemble import resolve_ensemble
+
+routes_option = click.option(
+    "--routes",
+    metavar="ZK_CONNECT[/PATH]",
+    help="Where the routing table and instances live (default: clusters.yaml 'gateway:').",
+)
+
+
+@dataclass(frozen=True)
+class Setup:
+    connect: str
+    path: str
+    where: str  # the ensemble's name, for messages
+    group_home: str | None
+    timeout_s: float
+
+    def registry(self) -> Registry:
+        return Registry(self.connect, self.path, self.where, self.timeout_s)
+
+
+def _setup(settings: Settings, routes: str | None, group_home: str | None = None) -> Setup:
+    config = settings.gateway
+    if routes:
+        head, path = split_routes_address(routes)
+        ensemble = resolve_ensemble(settings, head)
+        timeout = config.session_timeout_s if config else 6.0
+    elif config is not None:
+        ensemble, path, timeout = (
+            resolve_ensemble(settings, config.zookeeper),
+            config.path,
+            config.session_timeout_s,
+        )
+    else:
+        raise ConfigError(
+            "no gateway configured: add a 'gateway:' section to clusters.yaml (group_home, "
+            "zookeeper) or pass --routes ZK_CONNECT/PATH"
+        )
+    home = group_home or (config.group_home if config else None)
+    return Setup(ensemble.connect, path, ensemble.name, home, timeout)
+
+
+@click.group("gateway")
+def group() -> None:
+    """A Kafka-protocol endpoint that routes each topic partition to a backend cluster."""
+
+
+@group.command("start")
+@click.option("--listen", default="127.0.0.1:9092", show_default=True, metavar="HOST:PORT")
+@routes_option
+@click.option("--group-home", metavar="CLUSTER", help="Cluster whose coordinators serve groups.")
+@click.option(
+    "--id",
+    "node_id",
+    type=click.IntRange(0),
+    default=1,
+    show_default=True,
+    help="This instance's broker id, unique in the gateway.",
+)
+@click.option("--detach", is_flag=True, help="Run in the background; print its pid and log.")
+@pass_app
+def start(
+    app: AppContext,
+    listen: str,
+    routes: str | None,
+    group_home: str | None,
+    node_id: int,
+    detach: bool,
+) -> None:
+    """Run one gateway instance until SIGTERM or Ctrl-C."""
+    settings = app.settings
+    setup = _setup(settings, routes, group_home)
+    if setup.group_home is None:
+        raise ConfigError("name the group home cluster: --group-home or 'gateway: group_home:'")
+    settings.cluster(setup.group_home)
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--listen {listen}: give HOST:PORT")
+    me = Instance(node_id, host, int(port))
+    if detach:
+        _detach(app, setup, me)
+        return
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    registry = setup.registry()
+    clusters = [settings.cluster(n) for n in settings.clusters]
+    render.progress(
+        f"gateway instance {node_id} on {listen}: backends {', '.join(settings.clusters)}; "
+        f"group home {setup.group_home}; routes in {setup.where}{setup.path}"
+    )
+    try:
+        _run(
+            lambda stop: run_instance(
+                setup.where, me, clusters, setup.group_home, registry, stop=stop
+            )
+        )
+    finally:
+        registry.close()
+
+
+def _run(main: object) -> None:
+    """Run the instance on uvloop where it is installed; SIGTERM and SIGINT stop it."""
+
+    async def body() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await main(stop)  # type: ignore[operator]
+
+    try:
+        import uvloop
+
+        uvloop.run(body())
+    except ImportError:
+        asyncio.run(body())
+
+
+def _detach(app: AppContext, setup: Setup, me: Instance) -> None:
+    folder = app.settings.path.parent if app.settings.path else Path.cwd()
+    log = folder / f"gateway-{me.node_id}.log"
+    args = [sys.executable, "-m", "kmigrate"]
+    if app.settings.path:
+        args += ["--config", str(app.settings.path)]
+    args += [
+        "gateway",
+        "start",
+        "--listen",
+        f"{me.host}:{me.port}",
+        "--id",
+        str(me.node_id),
+        "--routes",
+        f"{setup.connect}{setup.path}",
+        "--group-home",
+        str(setup.group_home),
+    ]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    registry = setup.registry()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                last = log.read_text().strip().splitlines()[-1:] or ["no output"]
+                raise ConflictError(f"the gateway instance exited: {last[0]} (log: {log})")
+            if any(i.node_id == me.node_id for i in registry.instances()):
+                render.progress(f"gateway instance {me.node_id} runs as pid {proc.pid}; log: {log}")
+                return
+            time.sleep(0.2)
+    finally:
+        registry.close()
+    with contextlib.suppress(ProcessLookupError):
+        proc.terminate()
+    raise ConflictError(f"the gateway instance did not register within 60s (log: {log})")
+
+
+@group.command("status")
+@routes_option
+@json_option
+@pass_app
+def status(app: AppContext, routes: str | None, as_json: bool) -> None:
+    """The live instances and the routing table."""
+    setup = _setup(app.settings, routes)
+    registry = setup.registry()
+    try:
+        instances, table = registry.instances(), registry.read_routes()
+    finally:
+        registry.close()
+    body = {
+        "instances": [{"id": i.node_id, "host": i.host, "port": i.port} for i in instances],
+        "routes": {
+            t: {"cluster": r.cluster, "partitions": {str(p): c for p, c in r.partitions.items()}}
+            for t, r in sorted(table.topics.items())
+        },
+        "routes_version": table.version,
+    }
+    if as_json:
+        render.print_json(body)
+        return
+    render.table(
+        "instances", ["id", "address"], [(i.node_id, f"{i.host}:{i.port}") for i in instances]
+    )
+    render.table(
+        "routes",
+        ["topic", "cluster", "partition exceptions"],
+        [
+            (t, r.cluster, ", ".join(f"{p}->{c}" for p, c in sorted(r.partitions.items())))
+            for t, r in sorted(table.topics.items())
+        ],
+    )
+
+
+@group.group("route")
+def route() -> None:
+    """Change the routing table (compare-and-set; every instance follows in a second)."""
+
+
+@route.command("set")
+@click.option("--topic", required=True)
+@click.option("--cluster", required=True, metavar="CLUSTER")
+@click.option("--partitions", metavar="P,P,...", help="Only these partitions (exceptions).")
+@routes_option
+@json_option
+@pass_app
+def route_set(
+    app: AppContext,
+    topic: str,
+    cluster: str,
+    partitions: str | None,
+    routes: str | None,
+    as_json: bool,
+) -> None:
+    """Route TOPIC (or some of its partitions) to CLUSTER. The topic must exist there,
+    and on the group home (committed offsets live there; created if missing)."""
+    settings = app.settings
+    setup = _setup(settings, routes)
+    chosen = _partition_list(partitions)
+    with ClusterAdmin(settings.cluster(cluster)) as admin:
+        count = len(admin.describe_topic(topic).partitions)
+    bad = [p for p in chosen or [] if p >= count]
+    if bad:
+        raise ConfigError(
+            f"topic '{topic}' has {count} partition(s) on {cluster}; no partition {bad[0]}"
+        )
+    created = _offsets_home(settings, setup, topic, count)
+    registry = setup.registry()
+    try:
+        table = registry.read_routes()
+        new = registry.write_routes(table.with_route(topic, cluster, chosen))
+    finally:
+        registry.close()
+    if as_json:
+        render.print_json(
+            {
+                "topic": topic,
+                "cluster": cluster,
+                "partitions": chosen,
+                "routes_version": new.version,
+                "created_on_group_home": created,
+            }
+        )
+        return
+    if created:
+        render.progress(
+            f"created topic {topic} ({count} partitions) on group home {setup.group_home} "
+            "to hold its committed offsets"
+        )
+    what = f"partition(s) {','.join(map(str, chosen))} of {topic}" if chosen else f"topic {topic}"
+    render.out.print(f"routed {what} to {cluster} (routing table version {new.version})")
+
+
+def _offsets_home(settings: Settings, setup: Setup, topic: str, count: int) -> bool:
+    """Kafka keeps committed offsets only for partitions it has: the topic must exist on
+    the group home. True if it had to be created."""
+    if setup.group_home is None:
+        raise ConfigError("name the group home cluster in clusters.yaml 'gateway: group_home:'")
+    with ClusterAdmin(settings.cluster(setup.group_home)) as home:
+        found = home.describe_topics_if_present([topic])
+        if found:
+            if len(found[0].partitions) != count:
+                raise ConflictError(
+                    f"topic '{topic}' has {len(found[0].partitions)} partition(s) on the group "
+                    f"home {setup.group_home} and {count} where it is routed; make them equal"
+                )
+            return False
+        home.create_topic(topic, count)
+        return True
+
+
+def _partition_list(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return sorted({int(p) for p in value.split(",") if p.strip()})
+    except ValueError:
+        raise ConfigError(f"--partitions {value}: give partition numbers like 0,1,2") from None
+
+
+@route.command("delete")
+@click.option("--topic", required=True)
+@routes_option
+@pass_app
+def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
+    """Remove TOPIC from the routing table (clients stop seeing it)."""
+    registry = _setup(app.settings, routes).registry()
+    try:
+        new = registry.write_routes(registry.read_routes().without(topic))
+    finally:
+        registry.close()
+    render.out.print(f"topic {topic} is no longer routed (routing table version {new.version})")

@@ -1,0 +1,1 @@
+"""The gateway: a Kafka-protocol endpoint in front of several backend clusters."""

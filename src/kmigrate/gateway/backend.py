@@ -1,0 +1,317 @@
+"""The gateway's side towards one backend cluster: a connection per broker (SASL when the
+cluster's config asks for it), the cluster's partition leaders, and its group
+coordinators. asyncio; the gateway sends the messages its clients sent (re-addressed)
+and gets the brokers' answers back as values."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import AuthenticationError, ConfigError
+from kmigrate.gateway import wire
+from kmigrate.gateway.sasl import MECHANISMS, SaslClient
+
+log = logging.getLogger(__name__)
+CONNECT_TIMEOUT_S = 5.0
+REQUEST_TIMEOUT_S = 35.0  # above Kafka's default 30 s request/fetch waits
+
+
+class BackendUnavailable(Exception):
+    """A backend broker could not be reached or dropped the connection: retriable for
+    the partitions it serves."""
+
+
+class BrokerLink:
+    """One connection to one backend broker; requests may overlap (pipelined), answers
+    come back in order and are matched by correlation id."""
+
+    def __init__(
+        self, host: str, port: int, client_id: str, sasl: Callable[[], SaslClient] | None
+    ) -> None:
+        self.host, self.port = host, port
+        self.client_id = client_id
+        self.sasl = sasl
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, tuple[asyncio.Future[Any], int, int]] = {}
+        self._next = 0
+        self._opening: asyncio.Lock = asyncio.Lock()
+        self._reader_task: asyncio.Task[None] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def call(self, body: Any, *, expect_response: bool = True) -> Any:
+        writer = await self._open()
+        self._next = (self._next + 1) % 2**31
+        correlation = self._next
+        api_key, version = type(body).__api_key__, type(body).__version__
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if expect_response:
+            self._pending[correlation] = (future, api_key, version)
+        writer.write(wire.encode_request(body, correlation, self.client_id))
+        try:
+            await writer.drain()
+        except OSError as exc:
+            self._broken(f"write failed: {exc}")
+            raise BackendUnavailable(f"{self.address}: {exc}") from None
+        if not expect_response:
+            return None
+        try:
+            return await asyncio.wait_for(future, REQUEST_TIMEOUT_S)
+        except TimeoutError:
+            self._broken("no answer in time")
+            raise BackendUnavailable(
+                f"{self.address}: no answer in {REQUEST_TIMEOUT_S:g}s"
+            ) from None
+
+    async def _open(self) -> asyncio.StreamWriter:
+        if self._writer is not None:
+            return self._writer
+        async with self._opening:
+            if self._writer is not None:
+                return self._writer
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(self.host, self.port), CONNECT_TIMEOUT_S
+                )
+            except (OSError, TimeoutError) as exc:
+                raise BackendUnavailable(f"{self.address}: {exc or 'connect timed out'}") from None
+            self._writer = writer
+            self._reader_task = asyncio.create_task(self._read(reader))
+            if self.sasl is not None:
+                try:
+                    await self._authenticate(self.sasl())
+                except BaseException:
+                    self._broken("authentication failed")
+                    raise
+            return writer
+
+    async def _authenticate(self, client: SaslClient) -> None:
+        handshake = wire.request_type(17, 1)(mechanism=client.mechanism)
+        answer = await self._raw_call(handshake)
+        if answer.error_code != ErrorCode.none:
+            raise AuthenticationError(
+                f"{self.address} does not offer SASL {client.mechanism} "
+                f"(it offers {', '.join(answer.mechanisms)})"
+            )
+        authenticate = wire.request_type(36, 2)
+        reply = await self._raw_call(authenticate(auth_bytes=client.first()))
+        self._check_sasl(reply)
+        if client.mechanism != "PLAIN":
+            reply = await self._raw_call(authenticate(auth_bytes=client.answer(reply.auth_bytes)))
+            self._check_sasl(reply)
+            client.check_final(reply.auth_bytes)
+
+    def _check_sasl(self, reply: Any) -> None:
+        if reply.error_code != ErrorCode.none:
+            raise AuthenticationError(
+                f"{self.address} refused the gateway's credentials: {reply.error_message}"
+            )
+
+    async def _raw_call(self, body: Any) -> Any:
+        """A call on the connection being opened (before it is usable by others)."""
+        assert self._writer is not None
+        self._next = (self._next + 1) % 2**31
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[self._next] = (future, type(body).__api_key__, type(body).__version__)
+        self._writer.write(wire.encode_request(body, self._next, self.client_id))
+        await self._writer.drain()
+        return await asyncio.wait_for(future, REQUEST_TIMEOUT_S)
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        reason = "closed by the broker"
+        try:
+            while True:
+                frame = await wire.read_frame(reader)
+                if frame is None:
+                    break
+                correlation = wire.correlation_of(frame)
+                entry = self._pending.pop(correlation, None)
+                if entry is None:
+                    reason = f"an answer to unknown request {correlation}"
+                    break
+                future, api_key, version = entry
+                try:
+                    _, body = wire.decode_response(frame, api_key, version)
+                except wire.FrameError as exc:
+                    reason = str(exc)
+                    break
+                if not future.done():
+                    future.set_result(body)
+        except (OSError, wire.FrameError) as exc:
+            reason = str(exc)
+        finally:
+            self._broken(reason)
+
+    def _broken(self, reason: str) -> None:
+        if self._writer is not None:
+            log.info("backend connection %s closed: %s", self.address, reason)
+            self._writer.close()
+        self._writer = None
+        pending, self._pending = self._pending, {}
+        for future, _, _ in pending.values():
+            if not future.done():
+                future.set_exception(BackendUnavailable(f"{self.address}: {reason}"))
+
+    def close(self) -> None:
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        self._broken("the gateway closed it")
+
+
+@dataclass
+class Leader:
+    broker: int
+    epoch: int
+    error: ErrorCode = ErrorCode.none
+
+
+@dataclass
+class ClusterView:
+    """What the gateway last learned of one backend cluster's metadata."""
+
+    brokers: dict[int, tuple[str, int]] = field(default_factory=dict)
+    partitions: dict[str, int] = field(default_factory=dict)  # topic -> partition count
+    leaders: dict[tuple[str, int], Leader] = field(default_factory=dict)
+    topic_errors: dict[str, ErrorCode] = field(default_factory=dict)
+
+
+class Backend:
+    """One backend cluster of clusters.yaml."""
+
+    def __init__(self, config: ClusterConfig, client_id: str) -> None:
+        self.name = config.name
+        self.client_id = client_id
+        self.bootstrap = [_host_port(s) for s in config.bootstrap_servers.split(",")]
+        self._sasl = _sasl_factory(config)
+        self.view = ClusterView()
+        self.versions: dict[int, tuple[int, int]] = {}
+        self._links: dict[tuple[str, int], BrokerLink] = {}
+        self._coordinators: dict[str, int] = {}
+        self._refreshing: asyncio.Lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ connections
+
+    def link(self, host: str, port: int) -> BrokerLink:
+        key = (host, port)
+        if key not in self._links:
+            self._links[key] = BrokerLink(host, port, self.client_id, self._sasl)
+        return self._links[key]
+
+    async def call_broker(self, broker: int, body: Any, *, expect_response: bool = True) -> Any:
+        address = self.view.brokers.get(broker)
+        if address is None:
+            raise BackendUnavailable(f"cluster {self.name} has no broker {broker} (any more)")
+        return await self.link(*address).call(body, expect_response=expect_response)
+
+    async def call_any(self, body: Any) -> Any:
+        """``body`` sent to the first broker that answers (known brokers, then bootstrap)."""
+        failures = []
+        for address in [*self.view.brokers.values(), *self.bootstrap]:
+            try:
+                return await self.link(*address).call(body)
+            except BackendUnavailable as exc:
+                failures.append(str(exc))
+        raise BackendUnavailable(f"cluster {self.name}: no broker answers ({failures[-1]})")
+
+    def close(self) -> None:
+        for link in self._links.values():
+            link.close()
+
+    # ------------------------------------------------------------ metadata
+
+    async def start(self) -> None:
+        """Learn the cluster's API versions and metadata."""
+        answer = await self.call_any(
+            wire.request_type(18, 3)(
+                client_software_name="kmigrate-gateway", client_software_version="1"
+            )
+        )
+        self.versions = {
+            int(k.api_key): (int(k.min_version), int(k.max_version)) for k in answer.api_keys
+        }
+        await self.refresh()
+
+    async def refresh(self) -> None:
+        """Every topic's partitions and leaders, again (one refresh at a time)."""
+        if self._refreshing.locked():
+            async with self._refreshing:
+                return  # someone else just did it
+        async with self._refreshing:
+            request = wire.request_type(3, 12)(
+                topics=None,
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False,
+            )
+            answer = await self.call_any(request)
+            view = ClusterView()
+            view.brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
+            for topic in answer.topics:
+                if topic.error_code != ErrorCode.none:
+                    view.topic_errors[topic.name] = topic.error_code
+                    continue
+                view.partitions[topic.name] = len(topic.partitions)
+                for p in topic.partitions:
+                    view.leaders[(topic.name, int(p.partition_index))] = Leader(
+                        int(p.leader_id), int(p.leader_epoch), p.error_code
+                    )
+            self.view = view
+
+    def leader(self, topic: str, partition: int) -> Leader | None:
+        return self.view.leaders.get((topic, partition))
+
+    # ------------------------------------------------------------ groups
+
+    async def coordinator(self, group: str) -> int:
+        """The broker that coordinates ``group`` in this cluster (cached until it moves)."""
+        if group in self._coordinators:
+            return self._coordinators[group]
+        answer = await self.call_any(wire.request_type(10, 3)(key=group, key_type=0))
+        if answer.error_code != ErrorCode.none:
+            raise BackendUnavailable(
+                f"cluster {self.name}: no coordinator for group {group} ({answer.error_code.name})"
+            )
+        self.view.brokers.setdefault(int(answer.node_id), (answer.host, int(answer.port)))
+        self._coordinators[group] = int(answer.node_id)
+        return int(answer.node_id)
+
+    def forget_coordinator(self, group: str) -> None:
+        self._coordinators.pop(group, None)
+
+
+def _host_port(server: str) -> tuple[str, int]:
+    host, _, port = server.strip().rpartition(":")
+    return host, int(port)
+
+
+def _sasl_factory(config: ClusterConfig) -> Callable[[], SaslClient] | None:
+    conf = config.as_librdkafka()  # secrets stay in memory, never in a message
+    protocol = conf.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return None
+    if protocol != "SASL_PLAINTEXT":
+        raise ConfigError(
+            f"cluster '{config.name}': the gateway reaches backends over PLAINTEXT or "
+            f"SASL_PLAINTEXT only (security.protocol is {protocol})"
+        )
+    mechanism = conf.get("sasl.mechanism", "PLAIN").upper()
+    if mechanism not in MECHANISMS:
+        raise ConfigError(
+            f"cluster '{config.name}': SASL mechanism {mechanism} is not one the gateway "
+            f"speaks ({', '.join(MECHANISMS)})"
+        )
+    username, password = conf.get("sasl.username", ""), conf.get("sasl.password", "")
+    return lambda: SaslClient(mechanism, username, password)
+
+
+def no_throttle() -> datetime.timedelta:
+    return datetime.timedelta(0)

@@ -1,0 +1,463 @@
+"""What the gateway answers to each request a client sends.
+
+* ApiVersions: the versions the gateway, kio and every backend all support.
+* Metadata: synthesized: routed topics only, each partition "led" by a live gateway
+  instance, leader epochs from the backend that holds the partition.
+* Produce, Fetch, ListOffsets, OffsetForLeaderEpoch: split by partition to the backend
+  broker leading it (kmigrate.gateway.split), answers merged in the client's order.
+* FindCoordinator: this instance; group requests go to the group's coordinator in the
+  "group home" cluster.
+* Transactions (and the KIP-848 consumer protocol, which the gateway does not list) are
+  refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from kmigrate.gateway import split
+from kmigrate.gateway.backend import Backend, BackendUnavailable
+from kmigrate.gateway.entities import (
+    NO_THROTTLE,
+    build,
+    field_names,
+    item_type,
+    response_class_of,
+)
+from kmigrate.gateway.placement import Instance, leader_of, topic_id
+from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.wire import Request, known_versions, response_type
+
+log = logging.getLogger(__name__)
+
+NO_TRANSACTIONS = "transactions are not supported through the kmigrate gateway"
+
+# The versions the gateway itself handles: topics by name (no topic ids in Produce,
+# Fetch, OffsetCommit, OffsetFetch), no KIP-951 leader hints pointing at backends, one
+# group per OffsetFetch.
+OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
+    0: (3, 9),  # Produce
+    1: (4, 12),  # Fetch
+    2: (1, 7),  # ListOffsets
+    3: (4, 12),  # Metadata
+    8: (2, 8),  # OffsetCommit
+    9: (1, 7),  # OffsetFetch
+    10: (0, 4),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 5),  # DescribeGroups
+    16: (0, 4),  # ListGroups
+    18: (0, 3),  # ApiVersions
+    22: (0, 4),  # InitProducerId (transactional: refused)
+    23: (2, 4),  # OffsetForLeaderEpoch
+}
+GROUP_APIS = {8, 9, 11, 12, 13, 14}
+
+
+def advertised_versions(backends: list[Backend]) -> dict[int, tuple[int, int]]:
+    """Per API, the range the gateway, kio and every backend support."""
+    versions = {}
+    for api, (low, high) in OWN_VERSIONS.items():
+        ranges = [(low, high), known_versions(api) or (1, 0)]
+        if api != 18:
+            ranges += [b.versions.get(api, (1, 0)) for b in backends]
+        lowest, highest = max(r[0] for r in ranges), min(r[1] for r in ranges)
+        if lowest <= highest:
+            versions[api] = (lowest, highest)
+    return versions
+
+
+class Gateway:
+    """One gateway instance's view of the world and its answers."""
+
+    def __init__(
+        self,
+        name: str,
+        me: Instance,
+        backends: Mapping[str, Backend],
+        group_home: str,
+    ) -> None:
+        self.name = name
+        self.me = me
+        self.backends = dict(backends)
+        self.group_home = self.backends[group_home]
+        self.routes = RoutingTable()
+        self.instances: list[Instance] = [me]
+        self.versions: dict[int, tuple[int, int]] = {}
+
+    async def start(self) -> None:
+        await asyncio.gather(*(b.start() for b in self.backends.values()))
+        self.versions = advertised_versions(list(self.backends.values()))
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()
+
+    def live_instances(self) -> list[Instance]:
+        return self.instances or [self.me]
+
+    # ------------------------------------------------------------ dispatch
+
+    def supports(self, api_key: int, version: int) -> bool:
+        low, high = self.versions.get(api_key, (1, 0))
+        return low <= version <= high
+
+    async def handle(self, request: Request) -> Any:
+        """The answer to ``request`` (None: the client expects none, acks=0)."""
+        body = request.body
+        match request.api_key:
+            case 18:
+                return self.api_versions(request)
+            case 3:
+                return await self.metadata(body)
+            case 0:
+                return await self.produce(body)
+            case 1:
+                return await self.fetch(body)
+            case 2:
+                return await self.partitioned(split.LIST_OFFSETS, body)
+            case 23:
+                return await self.partitioned(split.LEADER_EPOCH, body)
+            case 10:
+                return self.find_coordinator(body)
+            case 15:
+                return await self.describe_groups(body)
+            case 16:
+                return await self.list_groups(body)
+            case 22:
+                return self.init_producer_id(body)
+            case api if api in GROUP_APIS:
+                return await self.to_coordinator(body.group_id, body)
+        raise AssertionError(f"no handler for api {request.api_key}")
+
+    # ------------------------------------------------------------ versions, metadata
+
+    def api_versions(self, request: Request) -> Any:
+        version = request.version if self.supports(18, request.version) else 0
+        reply = response_type(18, version)
+        keys = tuple(
+            build(item_type(reply, "api_keys"), api_key=k, min_version=low, max_version=high)
+            for k, (low, high) in sorted(self.versions.items())
+        )
+        code = ErrorCode.none if version == request.version else ErrorCode.unsupported_version
+        return build(reply, error_code=code, api_keys=keys, throttle_time=NO_THROTTLE)
+
+    async def metadata(self, body: Any) -> Any:
+        wanted = (
+            list(self.routes.topics)
+            if body.topics is None
+            else [t.name for t in body.topics if t.name is not None]
+        )
+        if any(self._partition_count(t) is None for t in wanted if t in self.routes.topics):
+            await self._refresh_all()
+        reply = response_class_of(body)
+        broker_type = item_type(reply, "brokers")
+        topic_type = item_type(reply, "topics")
+        partition_type = item_type(topic_type, "partitions")
+        instances = self.live_instances()
+        topics = []
+        for name in wanted:
+            count = self._partition_count(name) if name in self.routes.topics else None
+            if count is None:
+                code = (
+                    ErrorCode.unknown_topic_or_partition
+                    if name not in self.routes.topics
+                    else ErrorCode.leader_not_available
+                )
+                topics.append(
+                    build(
+                        topic_type,
+                        error_code=code,
+                        name=name,
+                        topic_id=topic_id(name),
+                        is_internal=False,
+                        partitions=(),
+                        topic_authorized_operations=-2147483648,
+                    )
+                )
+                continue
+            partitions = []
+            for p in range(count):
+                leader = leader_of(name, p, instances).node_id
+                known = self._leader(name, p)
+                code, epoch = (
+                    (ErrorCode.leader_not_available, -1)
+                    if known is None or known.broker < 0
+                    else (ErrorCode.none, known.epoch)
+                )
+                partitions.append(
+                    build(
+                        partition_type,
+                        error_code=code,
+                        partition_index=p,
+                        leader_id=leader,
+                        leader_epoch=epoch,
+                        replica_nodes=(leader,),
+                        isr_nodes=(leader,),
+                        offline_replicas=(),
+                    )
+                )
+            topics.append(
+                build(
+                    topic_type,
+                    error_code=ErrorCode.none,
+                    name=name,
+                    topic_id=topic_id(name),
+                    is_internal=False,
+                    partitions=tuple(partitions),
+                    topic_authorized_operations=-2147483648,
+                )
+            )
+        brokers = tuple(
+            build(broker_type, node_id=i.node_id, host=i.host, port=i.port, rack=None)
+            for i in instances
+        )
+        return build(
+            reply,
+            throttle_time=NO_THROTTLE,
+            brokers=brokers,
+            cluster_id=f"kmigrate-gateway-{self.name}",
+            controller_id=min(i.node_id for i in instances),
+            topics=tuple(topics),
+            cluster_authorized_operations=-2147483648,
+        )
+
+    def _backend_of(self, topic: str, partition: int) -> Backend | None:
+        cluster = self.routes.cluster_of(topic, partition)
+        return self.backends.get(cluster) if cluster else None
+
+    def _partition_count(self, topic: str) -> int | None:
+        route = self.routes.topics[topic]
+        backend = self.backends.get(route.cluster)
+        return backend.view.partitions.get(topic) if backend else None
+
+    def _leader(self, topic: str, partition: int) -> Any:
+        backend = self._backend_of(topic, partition)
+        return backend.leader(topic, partition) if backend else None
+
+    async def _refresh_all(self) -> None:
+        results = await asyncio.gather(
+            *(b.refresh() for b in self.backends.values()), return_exceptions=True
+        )
+        for backend, result in zip(self.backends.values(), results, strict=True):
+            if isinstance(result, Exception):
+                log.warning("backend %s: metadata refresh failed: %s", backend.name, result)
+
+    # ------------------------------------------------------------ partitioned requests
+
+    def _place(self, topic: str, partition: int) -> split.Target | ErrorCode:
+        cluster = self.routes.cluster_of(topic, partition)
+        if cluster is None:
+            return ErrorCode.unknown_topic_or_partition
+        backend = self.backends.get(cluster)
+        leader = backend.leader(topic, partition) if backend else None
+        if leader is None or leader.broker < 0:
+            self._soon_refresh(cluster)
+            return ErrorCode.not_leader_or_follower
+        return cluster, leader.broker
+
+    async def _send(self, target: split.Target, body: Any, expect_response: bool = True) -> Any:
+        cluster, broker = target
+        answer = await self.backends[cluster].call_broker(
+            broker, body, expect_response=expect_response
+        )
+        if answer is not None and _mentions(answer, _STALE_LEADER):
+            self._soon_refresh(cluster)
+        return answer
+
+    def _failed(self, target: split.Target, exc: Exception) -> ErrorCode:
+        cluster, broker = target
+        log.info("backend %s broker %s: %s", cluster, broker, exc)
+        self._soon_refresh(cluster)
+        return ErrorCode.not_leader_or_follower
+
+    def _soon_refresh(self, cluster: str) -> None:
+        backend = self.backends.get(cluster)
+        if backend is not None:
+            task = asyncio.get_running_loop().create_task(backend.refresh())
+            task.add_done_callback(_quiet)
+
+    async def partitioned(self, shape: split.Shape, body: Any) -> Any:
+        return await split.split_call(shape, body, self._place, self._send, on_failure=self._failed)
+
+    async def produce(self, body: Any) -> Any:
+        if body.transactional_id:
+            return await split.split_call(
+                split.PRODUCE,
+                body,
+                lambda _t, _p: ErrorCode.transactional_id_authorization_failed,
+                self._send,
+            )
+        acks = int(body.acks)
+        return await split.split_call(
+            split.PRODUCE,
+            body,
+            self._place,
+            lambda t, b: self._send(t, b, expect_response=acks != 0),
+            on_failure=self._failed,
+            expect_response=acks != 0,
+        )
+
+    async def fetch(self, body: Any) -> Any:
+        def no_session(part: Any) -> Any:
+            return dataclasses.replace(
+                part, session_id=0, session_epoch=-1, forgotten_topics_data=()
+            )
+
+        answer = await split.split_call(
+            split.FETCH, body, self._place, self._send, adjust=no_session, on_failure=self._failed
+        )
+        # Backend broker ids mean nothing to clients: no read replicas, no leader hints.
+        topics = tuple(
+            dataclasses.replace(
+                topic,
+                partitions=tuple(_without_hints(p) for p in topic.partitions),
+            )
+            for topic in answer.responses
+        )
+        return dataclasses.replace(
+            answer, responses=topics, session_id=0, error_code=ErrorCode.none
+        )
+
+    # ------------------------------------------------------------ groups
+
+    def find_coordinator(self, body: Any) -> Any:
+        reply = response_class_of(body)
+        me = self.me
+        refused = int(body.key_type) != 0
+        code = ErrorCode.transactional_id_authorization_failed if refused else ErrorCode.none
+        message = NO_TRANSACTIONS if refused else None
+        if "coordinator_keys" in field_names(body.__class__):
+            coordinator = item_type(reply, "coordinators")
+            return build(
+                reply,
+                throttle_time=NO_THROTTLE,
+                coordinators=tuple(
+                    build(
+                        coordinator,
+                        key=k,
+                        node_id=me.node_id,
+                        host=me.host,
+                        port=me.port,
+                        error_code=code,
+                        error_message=message,
+                    )
+                    for k in body.coordinator_keys
+                ),
+            )
+        return build(
+            reply,
+            throttle_time=NO_THROTTLE,
+            error_code=code,
+            error_message=message,
+            node_id=me.node_id if not refused else -1,
+            host=me.host if not refused else "",
+            port=me.port if not refused else -1,
+        )
+
+    async def to_coordinator(self, group: str, body: Any) -> Any:
+        """``body`` answered by ``group``'s coordinator in the group home cluster."""
+        home = self.group_home
+        for attempt in range(2):
+            try:
+                broker = await home.coordinator(group)
+                answer = await home.call_broker(broker, body)
+            except BackendUnavailable as exc:
+                home.forget_coordinator(group)
+                if attempt:
+                    raise
+                log.info("group %s: coordinator unavailable (%s); looking it up again", group, exc)
+                await _quietly(home.refresh())
+                continue
+            if _mentions(answer, _MOVED_COORDINATOR):
+                home.forget_coordinator(group)
+            return answer
+        raise AssertionError("unreachable")
+
+    async def describe_groups(self, body: Any) -> Any:
+        answers = await asyncio.gather(
+            *(self.to_coordinator(g, dataclasses.replace(body, groups=(g,))) for g in body.groups)
+        )
+        merged = tuple(group for answer in answers for group in answer.groups)
+        return (
+            dataclasses.replace(answers[0], groups=merged)
+            if answers
+            else build(response_class_of(body), throttle_time=NO_THROTTLE, groups=())
+        )
+
+    async def list_groups(self, body: Any) -> Any:
+        home = self.group_home
+        brokers = list(home.view.brokers)
+        answers = await asyncio.gather(*(home.call_broker(b, body) for b in brokers))
+        groups = tuple(g for a in answers for g in a.groups)
+        return build(
+            response_class_of(body),
+            throttle_time=NO_THROTTLE,
+            error_code=ErrorCode.none,
+            groups=groups,
+        )
+
+    def init_producer_id(self, body: Any) -> Any:
+        reply = response_class_of(body)
+        if body.transactional_id:
+            code = ErrorCode.transactional_id_authorization_failed
+        else:
+            code = ErrorCode.cluster_authorization_failed  # idempotence: not yet
+        return build(
+            reply, throttle_time=NO_THROTTLE, error_code=code, producer_id=-1, producer_epoch=-1
+        )
+
+
+_STALE_LEADER = {
+    ErrorCode.not_leader_or_follower,
+    ErrorCode.fenced_leader_epoch,
+    ErrorCode.unknown_leader_epoch,
+    ErrorCode.leader_not_available,
+    ErrorCode.unknown_topic_or_partition,
+}
+_MOVED_COORDINATOR = {ErrorCode.not_coordinator, ErrorCode.coordinator_not_available}
+
+
+def _mentions(entity: Any, codes: set[ErrorCode]) -> bool:
+    """Whether any error code in ``entity`` (nested) is one of ``codes``."""
+    if isinstance(entity, ErrorCode):
+        return entity in codes
+    if isinstance(entity, tuple):
+        return any(_mentions(e, codes) for e in entity)
+    if dataclasses.is_dataclass(entity) and not isinstance(entity, type):
+        return any(
+            _mentions(getattr(entity, f.name), codes)
+            for f in dataclasses.fields(entity)
+            if f.name not in ("records", "member_metadata", "member_assignment", "metadata")
+        )
+    return False
+
+
+def _without_hints(partition: Any) -> Any:
+    changes: dict[str, Any] = {}
+    names = {f.name for f in dataclasses.fields(partition)}
+    if "preferred_read_replica" in names:
+        changes["preferred_read_replica"] = -1
+    if "current_leader" in names:
+        changes["current_leader"] = type(partition.current_leader)()
+    return dataclasses.replace(partition, **changes) if changes else partition
+
+
+def _quiet(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.info("background refresh failed: %s", task.exception())
+
+
+async def _quietly(step: Any) -> None:
+    try:
+        await step
+    except BackendUnavailable as exc:
+        log.info("refresh failed: %s", exc)

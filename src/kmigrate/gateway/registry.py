@@ -1,0 +1,143 @@
+"""The gateway's shared state in ZooKeeper: the routing table (one znode, changed with a
+compare-and-set) and the live instances (an ephemeral znode each).
+
+    <path>/routes                 JSON routing table (kmigrate.gateway.routes)
+    <path>/instances/<id>         {"host": ..., "port": ...}, ephemeral
+
+Every instance watches both, so a route change or an instance that dies reaches all of
+them within ZooKeeper's notification time (well under a second on a healthy ensemble).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from kmigrate.errors import ConflictError
+from kmigrate.gateway.placement import Instance
+from kmigrate.gateway.routes import RoutingTable, parse_table
+from kmigrate.zk.client import session_client
+
+log = logging.getLogger(__name__)
+
+
+def split_routes_address(value: str) -> tuple[str, str]:
+    """``host:port,host:port/path`` → (connect, path); the path defaults to
+    /kmigrate-gateway."""
+    connect, slash, path = value.partition("/")
+    return connect, f"/{path}".rstrip("/") if slash and path else "/kmigrate-gateway"
+
+
+class Registry:
+    def __init__(self, connect: str, path: str, name: str, timeout_s: float = 6.0) -> None:
+        self.path = path.rstrip("/")
+        self.name = name
+        self.zk: KazooClient = session_client(connect, name, timeout_s)
+        self._mine: Instance | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def routes_path(self) -> str:
+        return f"{self.path}/routes"
+
+    @property
+    def instances_path(self) -> str:
+        return f"{self.path}/instances"
+
+    def close(self) -> None:
+        self._mine = None  # stopping ends the session on purpose: do not register again
+        self.zk.stop()
+        self.zk.close()
+
+    # ------------------------------------------------------------ routes
+
+    def read_routes(self) -> RoutingTable:
+        self.zk.ensure_path(self.routes_path)
+        raw, stat = self.zk.get(self.routes_path)
+        return parse_table(raw, stat.version)
+
+    def write_routes(self, table: RoutingTable) -> RoutingTable:
+        """``table`` stored, if the stored one is still the version it was read at."""
+        try:
+            stat = self.zk.set(self.routes_path, table.to_json(), version=table.version)
+        except BadVersionError:
+            raise ConflictError(
+                "the gateway's routing table changed while this change was made; run the "
+                "command again"
+            ) from None
+        return RoutingTable(table.topics, stat.version)
+
+    def watch_routes(self, changed: Callable[[RoutingTable], None]) -> None:
+        self.zk.ensure_path(self.routes_path)
+
+        def on_data(raw: bytes | None, stat: object) -> None:
+            version = getattr(stat, "version", -1)
+            try:
+                changed(parse_table(raw, version))
+            except Exception:  # a bad table is logged; the last good one stays
+                log.exception("ignoring an unreadable routing table (version %s)", version)
+
+        self.zk.DataWatch(self.routes_path, on_data)
+
+    # ------------------------------------------------------------ instances
+
+    def register(self, instance: Instance) -> None:
+        """This process's ephemeral node; refused if the id is taken by a live one."""
+        self.zk.ensure_path(self.instances_path)
+        body = json.dumps({"host": instance.host, "port": instance.port}).encode()
+        try:
+            self.zk.create(f"{self.instances_path}/{instance.node_id}", body, ephemeral=True)
+        except NodeExistsError:
+            raise ConflictError(
+                f"gateway instance id {instance.node_id} is already registered in "
+                f"{self.name}{self.path}; pick another --id"
+            ) from None
+        self._mine = instance
+        self.zk.add_listener(self._on_state)
+
+    def _on_state(self, state: str) -> None:
+        if state == KazooState.LOST and self._mine is not None:
+            # The session expired (a long pause): register again once reconnected.
+            self.zk.handler.spawn(self._register_again)
+
+    def _register_again(self) -> None:
+        mine = self._mine
+        if mine is None:
+            return
+        body = json.dumps({"host": mine.host, "port": mine.port}).encode()
+        try:
+            self.zk.create(f"{self.instances_path}/{mine.node_id}", body, ephemeral=True)
+            log.info("registered gateway instance %s again after a lost session", mine.node_id)
+        except NodeExistsError:
+            pass
+        except Exception:
+            log.exception("could not register gateway instance %s again", mine.node_id)
+
+    def instances(self) -> list[Instance]:
+        self.zk.ensure_path(self.instances_path)
+        return sorted(
+            i
+            for i in (self._instance(c) for c in self.zk.get_children(self.instances_path))
+            if i is not None
+        )
+
+    def _instance(self, child: str) -> Instance | None:
+        try:
+            raw, _ = self.zk.get(f"{self.instances_path}/{child}")
+            body = json.loads(raw)
+            return Instance(int(child), str(body["host"]), int(body["port"]))
+        except (NoNodeError, ValueError, KeyError):
+            return None
+
+    def watch_instances(self, changed: Callable[[list[Instance]], None]) -> None:
+        self.zk.ensure_path(self.instances_path)
+
+        def on_children(_children: list[str]) -> None:
+            changed(self.instances())
+
+        self.zk.ChildrenWatch(self.instances_path, on_children)

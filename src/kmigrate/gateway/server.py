@@ -1,0 +1,152 @@
+"""One gateway instance: an asyncio server speaking the Kafka protocol to clients.
+
+Per client connection, requests are read one after the other and handled at once
+(a client pipelines them), and the answers are written back in the order the requests
+came, as Kafka requires. A frame the gateway cannot read (malformed, too large, an API
+or version it did not offer) closes that connection with one log line; nothing else is
+affected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kmigrate.config import ClusterConfig
+from kmigrate.gateway import wire
+from kmigrate.gateway.backend import Backend, BackendUnavailable
+from kmigrate.gateway.handlers import Gateway
+from kmigrate.gateway.placement import Instance
+from kmigrate.gateway.registry import Registry
+
+log = logging.getLogger(__name__)
+
+
+class Connection:
+    def __init__(
+        self, gateway: Gateway, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.gateway = gateway
+        self.reader, self.writer = reader, writer
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self._answers: asyncio.Queue[asyncio.Task[bytes | None] | None] = asyncio.Queue(maxsize=64)
+
+    async def serve(self) -> None:
+        writer_task = asyncio.create_task(self._write_answers())
+        try:
+            while True:
+                frame = await wire.read_frame(self.reader)
+                if frame is None:
+                    break
+                request = self._decode(frame)
+                await self._answers.put(asyncio.create_task(self._answer(request)))
+        except wire.FrameError as exc:
+            log.warning("closing client connection %s: %s", self.peer, exc)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            await self._answers.put(None)
+            with contextlib.suppress(Exception):
+                await writer_task
+            self.writer.close()
+
+    def _decode(self, frame: bytes) -> wire.Request:
+        api_key, version = wire.peek_key_version(frame)
+        if api_key != 18 and not self.gateway.supports(api_key, version):
+            raise wire.FrameError(
+                f"{wire.api_name(api_key)} v{version}, which the gateway does not offer"
+            )
+        if api_key == 18 and not self.gateway.supports(18, version):
+            # A newer client: answer in v0 with UNSUPPORTED_VERSION and the gateway's
+            # ranges, so it asks again in a version both know (KIP-511).
+            correlation = int.from_bytes(frame[4:8], "big", signed=True)
+            return wire.Request(18, version, correlation, None, None)
+        return wire.decode_request(frame)
+
+    async def _answer(self, request: wire.Request) -> bytes | None:
+        try:
+            body = await self.gateway.handle(request)
+        except BackendUnavailable as exc:
+            log.info(
+                "client %s: %s v%s: %s; closing the connection (the client retries)",
+                self.peer,
+                wire.api_name(request.api_key),
+                request.version,
+                exc,
+            )
+            raise
+        if body is None:
+            return None
+        return wire.encode_response(request.correlation_id, body)
+
+    async def _write_answers(self) -> None:
+        while True:
+            task = await self._answers.get()
+            if task is None:
+                return
+            try:
+                data = await task
+            except Exception:
+                self.writer.close()
+                self._drain_rest()
+                return
+            if data is not None:
+                self.writer.write(data)
+                await self.writer.drain()
+
+    def _drain_rest(self) -> None:
+        while not self._answers.empty():
+            task = self._answers.get_nowait()
+            if task is not None:
+                task.cancel()
+
+
+async def run_instance(
+    name: str,
+    me: Instance,
+    clusters: list[ClusterConfig],
+    group_home: str,
+    registry: Registry,
+    ready: Callable[[Gateway], None] = lambda _g: None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve until ``stop`` is set: start backends, listen, register, follow the routes
+    and the instances through ZooKeeper watches."""
+    backends = {c.name: Backend(c, f"kmigrate-gateway-{me.node_id}") for c in clusters}
+    gateway = Gateway(name, me, backends, group_home)
+    await gateway.start()
+    loop = asyncio.get_running_loop()
+
+    def on_routes(table: Any) -> None:
+        loop.call_soon_threadsafe(_set_routes, gateway, table)
+
+    def on_instances(found: list[Instance]) -> None:
+        loop.call_soon_threadsafe(_set_instances, gateway, found)
+
+    server = await asyncio.start_server(
+        lambda r, w: Connection(gateway, r, w).serve(), me.host, me.port, reuse_address=True
+    )
+    try:
+        await asyncio.to_thread(registry.register, me)
+        await asyncio.to_thread(registry.watch_routes, on_routes)
+        await asyncio.to_thread(registry.watch_instances, on_instances)
+        ready(gateway)
+        await (stop or asyncio.Event()).wait()
+    finally:
+        server.close()
+        gateway.close()
+
+
+def _set_routes(gateway: Gateway, table: Any) -> None:
+    if table.version != gateway.routes.version:
+        log.info("routing table version %s: %d topic(s)", table.version, len(table.topics))
+    gateway.routes = table
+
+
+def _set_instances(gateway: Gateway, found: list[Instance]) -> None:
+    gateway.instances = found
+    log.info("live gateway instances: %s", ", ".join(str(i.node_id) for i in found) or "none")

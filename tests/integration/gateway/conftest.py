@@ -1,0 +1,96 @@
+"""A two-instance gateway in front of the session's two clusters (`source`, `target`),
+its routes in a one-server ZooKeeper ensemble of its own; group home: `target`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kmigrate.config import load_settings
+from kmigrate.gateway.registry import Registry
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.ports import free_ports
+from tests.helpers import wait_for
+from tests.integration.conftest import Clusters
+
+
+@dataclass
+class Gateway:
+    config: Path
+    connect: str  # the ensemble holding routes and instances
+    ports: dict[int, int]  # instance id -> port
+    logs: Path
+    procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
+
+    def instance(self, node_id: int) -> str:
+        return f"127.0.0.1:{self.ports[node_id]}"
+
+    def start(self, node_id: int) -> None:
+        log = open(self.logs / f"gateway-{node_id}.log", "ab")  # noqa: SIM115
+        self.procs[node_id] = subprocess.Popen(
+            [sys.executable, "-m", "kmigrate", "--config", str(self.config), "gateway", "start",
+             "--listen", self.instance(node_id), "--id", str(node_id)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        wait_for(
+            lambda: node_id in self.registered() or self.procs[node_id].poll() is not None,
+            timeout=60,
+            message=f"gateway instance {node_id} registered",
+        )
+        assert self.procs[node_id].poll() is None, self.log_tail(node_id)
+
+    def registered(self) -> set[int]:
+        registry = Registry(self.connect, "/kmigrate-gateway", "gw")
+        try:
+            return {i.node_id for i in registry.instances()}
+        finally:
+            registry.close()
+
+    def kill(self, node_id: int, sig: int = signal.SIGKILL) -> None:
+        proc = self.procs.pop(node_id)
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)
+        proc.wait(30)
+
+    def log_tail(self, node_id: int) -> str:
+        return (self.logs / f"gateway-{node_id}.log").read_text()[-3000:]
+
+
+@pytest.fixture(scope="module")
+def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    folder = tmp_path_factory.mktemp("gateway").resolve()
+    manager.up(folder / "zk", manager.UpRequest(clusters=[], ensembles=["gw"], nodes=1))
+    try:
+        ensemble = load_settings(folder / "zk" / "clusters.yaml").ensemble("gw")
+        body = yaml.safe_load(clusters.config_path.read_text())
+        if body.get("env_file"):
+            body["env_file"] = str((clusters.config_path.parent / body["env_file"]).resolve())
+        body["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
+        body["zookeeper"] = {"gw": {"connect": ensemble.connect}}
+        body["gateway"] = {"group_home": "target", "zookeeper": "gw"}
+        config = folder / "gateway.yaml"
+        config.write_text(yaml.safe_dump(body))
+        gw = Gateway(
+            config, ensemble.connect, dict(zip((1, 2), free_ports(2), strict=True)), folder
+        )
+        try:
+            for node_id in gw.ports:
+                gw.start(node_id)
+            yield gw
+        finally:
+            for node_id in list(gw.procs):
+                gw.kill(node_id, signal.SIGTERM)
+    finally:
+        manager.down(folder / "zk", purge=True, grace=5)

@@ -1,0 +1,153 @@
+"""Clients use the gateway as if it were one Kafka cluster: topics routed to two
+backend clusters at once, produced and consumed with a committing group through a
+two-instance gateway; every acknowledged record is read exactly once and sits on the
+backend its route names."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import read_partition
+from tests.helpers import run_cli, unique, wait_for
+from tests.integration.conftest import Clusters
+from tests.integration.gateway.conftest import Gateway
+
+RECORDS = 400
+
+
+def _route(gw: Gateway, topic: str, cluster: str, *extra: str) -> None:
+    done = run_cli("gateway", "route", "set", "--topic", topic, "--cluster", cluster, *extra,
+                   config=str(gw.config))  # fmt: skip
+    assert done.code == 0, done.stderr
+
+
+def _produce(bootstrap: str, topic: str, values: list[bytes]) -> set[bytes]:
+    acked: set[bytes] = set()
+    failed: list[str] = []
+
+    def report(error: KafkaError | None, message: Any) -> None:
+        (failed.append(error.str()) if error else acked.add(message.value()))
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for value in values:
+        producer.produce(topic, value, on_delivery=report)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert not failed, failed[:3]
+    return acked
+
+
+def _consume(bootstrap: str, topics: list[str], group: str, expected: int) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer.subscribe(topics)
+    seen: list[bytes] = []
+
+    def more() -> bool:
+        for message in consumer.consume(500, 0.5):
+            if message.error() is None:
+                seen.append(message.value())
+        if seen:
+            consumer.commit(asynchronous=False)
+        return len(seen) >= expected
+
+    try:
+        wait_for(more, timeout=90, message=f"{expected} records through the gateway")
+        return seen
+    finally:
+        consumer.close()
+
+
+def test_produce_and_consume_with_a_group_over_two_backends(
+    clusters: Clusters, gateway: Gateway
+) -> None:
+    on_source, on_target = unique("gw-src"), unique("gw-tgt")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(on_source, 3)
+    with ClusterAdmin(clusters.target) as admin:
+        admin.create_topic(on_target, 2)
+    _route(gateway, on_source, "source")
+    _route(gateway, on_target, "target")
+
+    values = {t: [f"{t}-{n}".encode() for n in range(RECORDS)] for t in (on_source, on_target)}
+    acked = set()
+    for topic, batch in values.items():
+        acked |= _produce(gateway.bootstrap, topic, batch)
+    assert len(acked) == 2 * RECORDS
+
+    group = unique("gw-group")
+    seen = _consume(gateway.bootstrap, [on_source, on_target], group, 2 * RECORDS)
+    assert len(seen) == len(set(seen)) == 2 * RECORDS, "each record read exactly once"
+    assert set(seen) == acked
+
+    # Each topic's records are on the backend its route names, and only there.
+    for cluster, topic in ((clusters.source, on_source), (clusters.target, on_target)):
+        with ClusterAdmin(cluster) as admin:
+            marks = admin.watermarks(topic)
+        stored = [
+            r.value for w in marks for r in read_partition(cluster, topic, w.partition, 0, w.high)
+        ]
+        assert sorted(stored) == sorted(values[topic])
+    with ClusterAdmin(clusters.target) as admin:  # the group home holds the commits
+        committed = {(c.topic, c.partition): c.committed for c in admin.committed_offsets(group)}
+    assert sum(committed.values()) == 2 * RECORDS
+
+    # A consumer of the same group, through the other instance only, starts at the end.
+    consumer = Consumer({"bootstrap.servers": gateway.instance(2), "group.id": group})
+    try:
+        offsets = consumer.committed([TopicPartition(on_source, p) for p in range(3)], 30)
+    finally:
+        consumer.close()
+    assert sum(o.offset for o in offsets) == RECORDS
+
+
+def test_a_route_changed_while_idle_reaches_every_instance(
+    clusters: Clusters, gateway: Gateway
+) -> None:
+    topic = unique("gw-late")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 1)
+    admins = {i: AdminClient({"bootstrap.servers": gateway.instance(i)}) for i in gateway.ports}
+    for admin in admins.values():
+        assert topic not in admin.list_topics(timeout=10).topics
+    _route(gateway, topic, "source")
+    for node_id, admin in admins.items():
+        wait_for(
+            lambda admin=admin: (
+                topic in admin.list_topics(topic, timeout=10).topics
+                and admin.list_topics(topic, timeout=10).topics[topic].error is None
+            ),
+            timeout=5,
+            message=f"instance {node_id} serving the new route",
+        )
+    acked = _produce(gateway.instance(2), topic, [b"late"])
+    assert acked == {b"late"}
+
+
+def test_a_malformed_frame_closes_only_its_own_connection(gateway: Gateway) -> None:
+    host, port = gateway.instance(1).split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as bad:
+        bad.sendall(b"\x00\x00\x00\x0c" + b"\x00\x03\xff\xff" + b"garbage!")
+        assert bad.recv(100) == b"", "the gateway closed the connection"
+    with socket.create_connection((host, int(port)), timeout=10) as huge:
+        huge.sendall(b"\x7f\xff\xff\xff")
+        assert huge.recv(100) == b""
+    assert "closing client connection" in gateway.log_tail(1)
+    admin = AdminClient({"bootstrap.servers": gateway.instance(1)})
+    assert admin.list_topics(timeout=10).brokers, "the instance still serves everyone else"
+
+
+def test_a_transactional_producer_is_refused_clearly(gateway: Gateway) -> None:
+    producer = Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": "tx-1"})
+    try:
+        producer.init_transactions(20)
+    except KafkaException as exc:
+        error = exc.args[0]
+        assert error.code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, error
+    else:
+        raise AssertionError("a transactional producer was let through")

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.static.primitive import Records
 
-from kmigrate.gateway import split
+from kmigrate.gateway import batches, split
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.entities import (
     NO_THROTTLE,
@@ -31,6 +32,7 @@ from kmigrate.gateway.entities import (
     response_class_of,
 )
 from kmigrate.gateway.placement import Instance, leader_of, topic_id
+from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.routes import RoutingTable
 from kmigrate.gateway.wire import Request, known_versions, response_type
 
@@ -84,6 +86,7 @@ class Gateway:
         me: Instance,
         backends: Mapping[str, Backend],
         group_home: str,
+        producer_ids: ProducerIds | None = None,
     ) -> None:
         self.name = name
         self.me = me
@@ -92,6 +95,7 @@ class Gateway:
         self.routes = RoutingTable()
         self.instances: list[Instance] = [me]
         self.versions: dict[int, tuple[int, int]] = {}
+        self.producer_ids = producer_ids
 
     async def start(self) -> None:
         await asyncio.gather(*(b.start() for b in self.backends.values()))
@@ -133,7 +137,7 @@ class Gateway:
             case 16:
                 return await self.list_groups(body)
             case 22:
-                return self.init_producer_id(body)
+                return await self.init_producer_id(body)
             case api if api in GROUP_APIS:
                 return await self.to_coordinator(body.group_id, body)
         raise AssertionError(f"no handler for api {request.api_key}")
@@ -274,6 +278,9 @@ class Gateway:
         return answer
 
     def _failed(self, target: split.Target, exc: Exception) -> ErrorCode:
+        if isinstance(exc, batches.BatchError):
+            log.warning("refusing a produce request: %s", exc)
+            return ErrorCode.corrupt_message
         cluster, broker = target
         log.info("backend %s broker %s: %s", cluster, broker, exc)
         self._soon_refresh(cluster)
@@ -297,13 +304,52 @@ class Gateway:
                 self._send,
             )
         acks = int(body.acks)
+
+        async def send(target: split.Target, part: Any) -> Any:
+            part = await self._for_cluster(target[0], part)
+            return await self._send(target, part, expect_response=acks != 0)
+
         return await split.split_call(
             split.PRODUCE,
             body,
             self._place,
-            lambda t, b: self._send(t, b, expect_response=acks != 0),
+            send,
             on_failure=self._failed,
             expect_response=acks != 0,
+        )
+
+    async def _for_cluster(self, cluster: str, body: Any) -> Any:
+        """An idempotent producer's batches with the producer id ``cluster`` knows."""
+        if cluster == self.group_home.name or self.producer_ids is None:
+            return body
+        client = next(
+            (
+                found
+                for topic in body.topic_data
+                for p in topic.partition_data
+                if p.records and (found := batches.producer_of(p.records))
+            ),
+            None,
+        )
+        if client is None:
+            return body
+        pid, epoch = await self.producer_ids.on(client, cluster)
+        return dataclasses.replace(
+            body,
+            topic_data=tuple(
+                dataclasses.replace(
+                    topic,
+                    partition_data=tuple(
+                        dataclasses.replace(
+                            p, records=Records(batches.with_producer(p.records, pid, epoch))
+                        )
+                        if p.records
+                        else p
+                        for p in topic.partition_data
+                    ),
+                )
+                for topic in body.topic_data
+            ),
         )
 
     async def fetch(self, body: Any) -> Any:
@@ -405,14 +451,17 @@ class Gateway:
             groups=groups,
         )
 
-    def init_producer_id(self, body: Any) -> Any:
-        reply = response_class_of(body)
-        if body.transactional_id:
-            code = ErrorCode.transactional_id_authorization_failed
-        else:
-            code = ErrorCode.cluster_authorization_failed  # idempotence: not yet
+    async def init_producer_id(self, body: Any) -> Any:
+        """Idempotent producers get their id from the group home; transactions are
+        refused."""
+        if not body.transactional_id:
+            return await self.group_home.call_any(body)
         return build(
-            reply, throttle_time=NO_THROTTLE, error_code=code, producer_id=-1, producer_epoch=-1
+            response_class_of(body),
+            throttle_time=NO_THROTTLE,
+            error_code=ErrorCode.transactional_id_authorization_failed,
+            producer_id=-1,
+            producer_epoch=-1,
         )
 
 

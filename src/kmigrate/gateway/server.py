@@ -20,6 +20,7 @@ from kmigrate.gateway import wire
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.handlers import Gateway
 from kmigrate.gateway.placement import Instance
+from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,8 @@ async def run_instance(
     """Serve until ``stop`` is set: start backends, listen, register, follow the routes
     and the instances through ZooKeeper watches."""
     backends = {c.name: Backend(c, f"kmigrate-gateway-{me.node_id}") for c in clusters}
-    gateway = Gateway(name, me, backends, group_home)
+    producer_ids = ProducerIds(registry.zk, registry.path, backends.__getitem__)
+    gateway = Gateway(name, me, backends, group_home, producer_ids)
     await gateway.start()
     loop = asyncio.get_running_loop()
 

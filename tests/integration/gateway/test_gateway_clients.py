@@ -6,13 +6,16 @@ backend its route names."""
 from __future__ import annotations
 
 import socket
+import subprocess
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, KafkaProducer
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
@@ -33,7 +36,9 @@ def _produce(bootstrap: str, topic: str, values: list[bytes]) -> set[bytes]:
     def report(error: KafkaError | None, message: Any) -> None:
         (failed.append(error.str()) if error else acked.add(message.value()))
 
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5}
+    )
     for value in values:
         producer.produce(topic, value, on_delivery=report)
         producer.poll(0)
@@ -151,3 +156,60 @@ def test_a_transactional_producer_is_refused_clearly(gateway: Gateway) -> None:
         assert error.code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, error
     else:
         raise AssertionError("a transactional producer was let through")
+
+
+def test_kafka_python_and_the_java_client_through_the_gateway(
+    clusters: Clusters, gateway: Gateway
+) -> None:
+    """kafka-python produces to a topic on `source`; Kafka's own console producer
+    (idempotent by default: its batches are rewritten for `source`) to the same topic;
+    both read back once each with a group, by the other client."""
+    topic = unique("gw-clients")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 2)
+    _route(gateway, topic, "source")
+
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks="all")
+    futures = [producer.send(topic, f"py-{n}".encode()) for n in range(100)]
+    producer.flush(60)
+    assert all(f.get(30) for f in futures)
+    producer.close()
+
+    java_values = [f"java-{n}" for n in range(100)]
+    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    sent = subprocess.run(
+        ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.ConsoleProducer",
+         "--bootstrap-server", gateway.bootstrap, "--topic", topic,
+         "--producer-property", "enable.idempotence=true", "--producer-property", "acks=all"],
+        input="\n".join(java_values) + "\n", capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+
+    read = subprocess.run(
+        ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+         "--bootstrap-server", gateway.bootstrap, "--topic", topic, "--group",
+         unique("gw-java"), "--from-beginning", "--max-messages", "200",
+         "--timeout-ms", "60000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr[-2000:]
+    lines = read.stdout.split()
+    assert sorted(lines) == sorted([f"py-{n}" for n in range(100)] + java_values)
+
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=gateway.bootstrap,
+        group_id=unique("gw-kafka-python"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=20_000,
+    )
+    seen = []
+    for message in consumer:
+        seen.append(message.value.decode())
+        if len(seen) == 200:
+            break
+    consumer.commit()
+    consumer.close()
+    assert sorted(seen) == sorted(lines), "kafka-python read each record once"

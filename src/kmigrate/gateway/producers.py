@@ -1,0 +1,105 @@
+"""Idempotent producers through the gateway.
+
+A client's InitProducerId is answered by the group home cluster: that producer id and
+epoch are what the client uses everywhere. On the group home its batches pass through
+unchanged. Every other backend cluster allocates a producer id of its own (a fresh id
+accepts any first sequence number), and the gateway rewrites the client's batches for
+that cluster (kmigrate.gateway.batches).
+
+The translation is shared by all instances through ZooKeeper, first writer wins:
+
+    <path>/producers/<client id>-<epoch>/<cluster>   "<backend id>:<backend epoch>"
+
+so a partition keeps one backend producer id whichever instance forwards its batches,
+and a retried batch is recognised as the same one by the broker after an instance dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError
+from kio.schema.errors import ErrorCode
+
+from kmigrate.gateway.backend import Backend, BackendUnavailable
+from kmigrate.gateway.entities import build
+from kmigrate.gateway.wire import request_type
+
+Key = tuple[int, int]  # (producer id, epoch) as the client knows them
+
+
+class ProducerIds:
+    def __init__(self, zk: KazooClient, path: str, backends: Callable[[str], Backend]) -> None:
+        self.zk = zk
+        self.path = f"{path}/producers"
+        self.backends = backends
+        self._known: dict[tuple[Key, str], Key] = {}
+        self._pending: dict[tuple[Key, str], asyncio.Future[Key]] = {}
+
+    async def on(self, client: Key, cluster: str) -> Key:
+        """The (id, epoch) that stand for ``client`` on ``cluster``."""
+        key = (client, cluster)
+        if key in self._known:
+            return self._known[key]
+        if key in self._pending:
+            return await asyncio.shield(self._pending[key])
+        future: asyncio.Future[Key] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            found = await self._find_or_make(client, cluster)
+            self._known[key] = found
+            future.set_result(found)
+            return found
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        finally:
+            del self._pending[key]
+
+    async def _find_or_make(self, client: Key, cluster: str) -> Key:
+        node = f"{self.path}/{client[0]}-{client[1]}/{cluster}"
+        stored = await asyncio.to_thread(self._read, node)
+        if stored is not None:
+            return stored
+        made = await allocate(self.backends(cluster))
+        return await asyncio.to_thread(self._claim, node, made)
+
+    def _read(self, node: str) -> Key | None:
+        found = self.zk.exists(node)
+        if found is None:
+            return None
+        raw, _ = self.zk.get(node)
+        pid, epoch = raw.decode().split(":")
+        return int(pid), int(epoch)
+
+    def _claim(self, node: str, made: Key) -> Key:
+        try:
+            self.zk.create(node, f"{made[0]}:{made[1]}".encode(), makepath=True)
+            return made
+        except NodeExistsError:  # another instance was first: use its id
+            found = self._read(node)
+            assert found is not None
+            return found
+
+
+async def allocate(backend: Backend) -> Key:
+    """A new idempotent (not transactional) producer id from ``backend``."""
+    _, high = backend.versions.get(22, (0, 4))
+    request = build(
+        request_type(22, min(high, 4)),
+        transactional_id=None,
+        transaction_timeout=timedelta(milliseconds=60_000),
+        producer_id=-1,
+        producer_epoch=-1,
+    )
+    answer: Any = await backend.call_any(request)
+    if answer.error_code != ErrorCode.none:
+        raise BackendUnavailable(
+            f"cluster {backend.name}: no producer id ({answer.error_code.name})"
+        )
+    return int(answer.producer_id), int(answer.producer_epoch)

@@ -104,9 +104,7 @@ def start(
     if detach:
         _detach(app, setup, me)
         return
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    _log_to_stderr()
     registry = setup.registry()
     clusters = [settings.cluster(n) for n in settings.clusters]
     render.progress(
@@ -121,6 +119,16 @@ def start(
         )
     finally:
         registry.close()
+
+
+def _log_to_stderr() -> None:
+    """A long-running server: its own events at INFO, with times, on stderr."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("kmigrate.gateway")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
 
 
 def _run(main: object) -> None:

@@ -96,6 +96,7 @@ class Gateway:
         self.instances: list[Instance] = [me]
         self.versions: dict[int, tuple[int, int]] = {}
         self.producer_ids = producer_ids
+        self._down: set[str] = set()  # backends that failed, until one answers again
 
     async def start(self) -> None:
         await asyncio.gather(*(b.start() for b in self.backends.values()))
@@ -273,6 +274,9 @@ class Gateway:
         answer = await self.backends[cluster].call_broker(
             broker, body, expect_response=expect_response
         )
+        if cluster in self._down:
+            self._down.discard(cluster)
+            log.warning("backend %s answers again", cluster)
         if answer is not None and _mentions(answer, _STALE_LEADER):
             self._soon_refresh(cluster)
         return answer
@@ -282,7 +286,15 @@ class Gateway:
             log.warning("refusing a produce request: %s", exc)
             return ErrorCode.corrupt_message
         cluster, broker = target
-        log.info("backend %s broker %s: %s", cluster, broker, exc)
+        if cluster not in self._down:
+            self._down.add(cluster)
+            log.warning(
+                "backend %s (broker %s) unavailable: %s; its partitions answer retriable "
+                "errors until it is back",
+                cluster,
+                broker,
+                exc,
+            )
         self._soon_refresh(cluster)
         return ErrorCode.not_leader_or_follower
 
@@ -502,7 +514,7 @@ def _without_hints(partition: Any) -> Any:
 
 def _quiet(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
-        log.info("background refresh failed: %s", task.exception())
+        log.debug("background refresh failed: %s", task.exception())
 
 
 async def _quietly(step: Any) -> None:

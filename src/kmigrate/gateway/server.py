@@ -49,11 +49,14 @@ class Connection:
             log.warning("closing client connection %s: %s", self.peer, exc)
         except (ConnectionError, OSError):
             pass
-        finally:
-            await self._answers.put(None)
-            with contextlib.suppress(Exception):
-                await writer_task
+        except asyncio.CancelledError:  # the instance is stopping
+            writer_task.cancel()
             self.writer.close()
+            return
+        await self._answers.put(None)
+        with contextlib.suppress(Exception):
+            await writer_task
+        self.writer.close()
 
     def _decode(self, frame: bytes) -> wire.Request:
         api_key, version = wire.peek_key_version(frame)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,15 +69,21 @@ class Gateway:
         return (self.logs / f"gateway-{node_id}.log").read_text()[-3000:]
 
 
-@pytest.fixture(scope="module")
-def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    folder = tmp_path_factory.mktemp("gateway").resolve()
+@contextmanager
+def running_gateway(
+    clusters: Clusters, folder: Path, extra: Path | None = None
+) -> Iterator[Gateway]:
+    """Two instances on the session's clusters (and those of the sandbox config
+    ``extra``), their routes in a one-server ensemble of their own."""
     manager.up(folder / "zk", manager.UpRequest(clusters=[], ensembles=["gw"], nodes=1))
     try:
         ensemble = load_settings(folder / "zk" / "clusters.yaml").ensemble("gw")
         body = yaml.safe_load(clusters.config_path.read_text())
         if body.get("env_file"):
             body["env_file"] = str((clusters.config_path.parent / body["env_file"]).resolve())
+        if extra is not None:
+            more = yaml.safe_load(extra.read_text())
+            body["clusters"].update(more["clusters"])
         body["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
         body["zookeeper"] = {"gw": {"connect": ensemble.connect}}
         body["gateway"] = {"group_home": "target", "zookeeper": "gw"}
@@ -94,3 +101,9 @@ def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Ite
                 gw.kill(node_id, signal.SIGTERM)
     finally:
         manager.down(folder / "zk", purge=True, grace=5)
+
+
+@pytest.fixture(scope="module")
+def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    with running_gateway(clusters, tmp_path_factory.mktemp("gateway").resolve()) as gw:
+        yield gw

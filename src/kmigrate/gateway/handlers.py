@@ -34,6 +34,7 @@ from kmigrate.gateway.entities import (
 from kmigrate.gateway.placement import Instance, leader_of, topic_id
 from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.stats import Timings
 from kmigrate.gateway.wire import Request, known_versions, response_type
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ class Gateway:
         self.instances: list[Instance] = [me]
         self.versions: dict[int, tuple[int, int]] = {}
         self.producer_ids = producer_ids
+        self.timings = Timings()
         self._down: set[str] = set()  # backends that failed, until one answers again
 
     async def start(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -72,6 +73,7 @@ class Connection:
         return wire.decode_request(frame)
 
     async def _answer(self, request: wire.Request) -> bytes | None:
+        started = time.perf_counter()
         try:
             body = await self.gateway.handle(request)
         except BackendUnavailable as exc:
@@ -83,9 +85,9 @@ class Connection:
                 exc,
             )
             raise
-        if body is None:
-            return None
-        return wire.encode_response(request.correlation_id, body)
+        answer = None if body is None else wire.encode_response(request.correlation_id, body)
+        self.gateway.timings.record(wire.api_name(request.api_key), time.perf_counter() - started)
+        return answer
 
     async def _write_answers(self) -> None:
         while True:
@@ -144,6 +146,8 @@ async def run_instance(
     finally:
         server.close()
         gateway.close()
+        for api, numbers in gateway.timings.summary().items():
+            log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
 
 
 def _set_routes(gateway: Gateway, table: Any) -> None:

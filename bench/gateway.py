@@ -1,0 +1,200 @@
+"""Kafka's own performance tools directly against a cluster and through one gateway
+instance, in the same run.
+
+    .venv/bin/python bench/gateway.py [--records-1k 200000] [--records-100 1000000]
+
+A one-broker sandbox cluster `direct` (Kafka 4.3.1) and a one-server ZooKeeper ensemble
+for the gateway's routes, in bench/.work. For 1 KB and 100 B records, each path
+(direct, gateway) gets its own topic of 8 partitions:
+
+1. ProducerPerformance at full speed (acks=all, linger.ms=5, idempotent: the Java
+   default): records/s, MB/s, p50/p99 latency;
+2. ConsumerPerformance reading it back (a group, so the gateway serves the group APIs);
+3. ProducerPerformance at half the gateway's full-speed rate on both paths: p50/p99
+   latency (what the gateway adds when it is not the bottleneck).
+
+The gateway's CPU (user + system seconds over wall seconds, from /proc) is sampled
+around each of its runs. Results: bench/results/gateway-<date>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from harness import WORK, java, results_header, write_results
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.ports import free_ports
+
+PARTITIONS = 8
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def producer_perf(jars: Path, bootstrap: str, topic: str, n: int, size: int, rate: int) -> dict:
+    proc = java(
+        jars, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+        "--num-records", str(n), "--record-size", str(size), "--throughput", str(rate),
+        "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all", "linger.ms=5",
+    )  # fmt: skip
+    text = proc.communicate()[0].decode()
+    last = [line for line in text.splitlines() if "records sent" in line][-1]
+    number = r"([\d.]+)"
+    return {
+        "records_per_s": float(re.search(rf"{number} records/sec", last).group(1)),  # type: ignore[union-attr]
+        "mb_per_s": round(float(re.search(rf"\({number} MB/sec\)", last).group(1)) * 1.048576, 1),  # type: ignore[union-attr]
+        "p50_ms": float(re.search(rf"{number} ms 50th", last).group(1)),  # type: ignore[union-attr]
+        "p99_ms": float(re.search(rf"{number} ms 99th", last).group(1)),  # type: ignore[union-attr]
+    }
+
+
+def consumer_perf(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
+    proc = java(
+        jars, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", bootstrap,
+        "--topic", topic, "--num-records", str(n), "--timeout", "120000",
+        "--group", f"perf-{topic}",
+    )  # fmt: skip
+    text = proc.communicate()[0].decode().strip().splitlines()
+    header = [h.strip() for h in text[-2].split(",")]
+    row = dict(zip(header, [v.strip() for v in text[-1].split(",")], strict=False))
+    return {
+        "records_per_s": float(row["fetch.nMsg.sec"]),
+        "mb_per_s": round(float(row["fetch.MB.sec"]) * 1.048576, 1),
+    }
+
+
+def measured(gateway_pid: int | None, step: Callable[..., dict], *args: Any) -> dict:
+    """``step(*args)``'s result, with the gateway's CPU share while it ran."""
+    start, cpu = time.monotonic(), cpu_seconds(gateway_pid) if gateway_pid else 0.0
+    result = step(*args)
+    if gateway_pid:
+        spent = cpu_seconds(gateway_pid) - cpu
+        result["gateway_cpu"] = round(spent / (time.monotonic() - start), 2)
+    return result
+
+
+def run_size(
+    jars: Path,
+    label: str,
+    size: int,
+    n: int,
+    paths: dict[str, str],
+    gateway_pid: int,
+    profile: bool,
+) -> dict:
+    """Full speed both ways on both paths, then half the gateway's rate on both."""
+    row: dict = {}
+    for path, bootstrap in paths.items():
+        pid = gateway_pid if path == "gateway" else None
+        topic = f"perf-{label}-{path}-full"
+        row[f"{path}_produce"] = measured(pid, producer_perf, jars, bootstrap, topic, n, size, -1)
+        row[f"{path}_consume"] = measured(pid, consumer_perf, jars, bootstrap, topic, n)
+    half = int(row["gateway_produce"]["records_per_s"] / 2)
+    count = min(n, half * 20)  # about 20 s
+    for path, bootstrap in paths.items():
+        pid = gateway_pid if path == "gateway" else None
+        topic = f"perf-{label}-{path}-half"
+        spy = start_profile(gateway_pid, label) if profile and pid else None
+        row[f"{path}_produce_at_half"] = measured(
+            pid, producer_perf, jars, bootstrap, topic, count, size, half
+        )
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
+    row["half_rate_records_per_s"] = half
+    for what in ("produce", "consume"):
+        row[f"{what}_ratio"] = round(
+            row[f"gateway_{what}"]["mb_per_s"] / row[f"direct_{what}"]["mb_per_s"], 2
+        )
+    row["added_p99_ms_at_half"] = round(
+        row["gateway_produce_at_half"]["p99_ms"] - row["direct_produce_at_half"]["p99_ms"], 1
+    )
+    return row
+
+
+def start_profile(pid: int, label: str) -> subprocess.Popen:
+    """py-spy sampling the gateway (collapsed stacks in bench/.work)."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-f", "raw",
+         "-r", "200", "-o", str(WORK / f"gateway-profile-{label}.txt")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records-1k", type=int, default=200_000)
+    parser.add_argument("--records-100", type=int, default=1_000_000)
+    parser.add_argument("--profile", action="store_true", help="py-spy the half-rate runs")
+    args = parser.parse_args()
+    profile = args.profile
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    directory = WORK / "sandbox"
+    manager.up(directory, manager.UpRequest(clusters=["direct"], ensembles=["gw"], nodes=1))
+    gateway = None
+    try:
+        body = yaml.safe_load((directory / "clusters.yaml").read_text())
+        body["gateway"] = {"group_home": "direct", "zookeeper": "gw"}
+        body["store"] = {"url": f"sqlite:///{WORK / 'kmigrate.db'}"}
+        config = directory / "gateway.yaml"
+        config.write_text(yaml.safe_dump(body))
+        settings = load_settings(config)
+        direct = settings.cluster("direct").bootstrap_servers
+        (port,) = free_ports(1)
+        through = f"127.0.0.1:{port}"
+        kmigrate = [sys.executable, "-m", "kmigrate", "--config", str(config), "gateway"]
+        log = open(WORK / "gateway.log", "ab")  # noqa: SIM115
+        gateway = subprocess.Popen(
+            [*kmigrate, "start", "--listen", through, "--id", "1"], stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+        sizes = {"1KB": (1024, args.records_1k), "100B": (100, args.records_100)}
+        sizes = {k: v for k, v in sizes.items() if v[1] > 0}
+        results: dict = {**results_header(PARTITIONS), "sizes": {}}
+        with ClusterAdmin(settings.cluster("direct")) as admin:
+            for label in sizes:
+                for path in ("direct", "gateway"):
+                    for phase in ("full", "half"):
+                        admin.create_topic(f"perf-{label}-{path}-{phase}", PARTITIONS)
+        for label in sizes:
+            for path in ("direct", "gateway"):
+                for phase in ("full", "half"):
+                    subprocess.run([*kmigrate, "route", "set", "--topic",
+                                    f"perf-{label}-{path}-{phase}", "--cluster", "direct"],
+                                   check=True, capture_output=True)  # fmt: skip
+        time.sleep(2)  # the instance has seen the routes (watches) and registered
+        for label, (size, n) in sizes.items():
+            row = run_size(jars, label, size, n, {"direct": direct, "gateway": through},
+                           gateway.pid, profile)  # fmt: skip
+            results["sizes"][label] = row
+            print(label, json.dumps(row, indent=2), flush=True)
+        print(f"wrote {write_results('gateway-', results)}")
+    finally:
+        if gateway is not None and gateway.poll() is None:
+            os.killpg(gateway.pid, signal.SIGTERM)
+            gateway.wait(30)
+        manager.down(directory, purge=True, grace=10)
+
+
+if __name__ == "__main__":
+    main()

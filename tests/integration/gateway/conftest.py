@@ -71,22 +71,22 @@ class Gateway:
 
 @contextmanager
 def running_gateway(
-    clusters: Clusters, folder: Path, extra: Path | None = None
+    base: Path, folder: Path, extra: Path | None = None, group_home: str = "target"
 ) -> Iterator[Gateway]:
-    """Two instances on the session's clusters (and those of the sandbox config
+    """Two instances in front of the clusters of the config ``base`` (and those of
     ``extra``), their routes in a one-server ensemble of their own."""
     manager.up(folder / "zk", manager.UpRequest(clusters=[], ensembles=["gw"], nodes=1))
     try:
         ensemble = load_settings(folder / "zk" / "clusters.yaml").ensemble("gw")
-        body = yaml.safe_load(clusters.config_path.read_text())
+        body = yaml.safe_load(base.read_text())
         if body.get("env_file"):
-            body["env_file"] = str((clusters.config_path.parent / body["env_file"]).resolve())
+            body["env_file"] = str((base.parent / body["env_file"]).resolve())
         if extra is not None:
             more = yaml.safe_load(extra.read_text())
             body["clusters"].update(more["clusters"])
         body["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
         body["zookeeper"] = {"gw": {"connect": ensemble.connect}}
-        body["gateway"] = {"group_home": "target", "zookeeper": "gw"}
+        body["gateway"] = {"group_home": group_home, "zookeeper": "gw"}
         config = folder / "gateway.yaml"
         config.write_text(yaml.safe_dump(body))
         gw = Gateway(
@@ -105,5 +105,6 @@ def running_gateway(
 
 @pytest.fixture(scope="module")
 def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with running_gateway(clusters, tmp_path_factory.mktemp("gateway").resolve()) as gw:
+    folder = tmp_path_factory.mktemp("gateway").resolve()
+    with running_gateway(clusters.config_path, folder) as gw:
         yield gw

@@ -161,44 +161,47 @@ def test_a_transactional_producer_is_refused_clearly(gateway: Gateway) -> None:
 def test_kafka_python_and_the_java_client_through_the_gateway(
     clusters: Clusters, gateway: Gateway
 ) -> None:
-    """kafka-python produces to a topic on `source`; Kafka's own console producer
-    (idempotent by default: its batches are rewritten for `source`) to the same topic;
-    both read back once each with a group, by the other client."""
-    topic = unique("gw-clients")
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, 2)
-    _route(gateway, topic, "source")
+    """kafka-python and Kafka's own console producer (idempotent by default: its batches
+    are rewritten for `source`) write to a topic on each backend; Kafka's console
+    consumer and kafka-python, each with a group, read every record once."""
+    topics = {"source": unique("gw-py-src"), "target": unique("gw-py-tgt")}
+    for cluster, topic in topics.items():
+        with ClusterAdmin(clusters.source if cluster == "source" else clusters.target) as admin:
+            admin.create_topic(topic, 2)
+        _route(gateway, topic, cluster)
 
     producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks="all")
-    futures = [producer.send(topic, f"py-{n}".encode()) for n in range(100)]
+    futures = [producer.send(t, f"py-{t}-{n}".encode()) for t in topics.values() for n in range(50)]
     producer.flush(60)
     assert all(f.get(30) for f in futures)
     producer.close()
 
-    java_values = [f"java-{n}" for n in range(100)]
     jars = ensure_jars(DEFAULT_KAFKA_VERSION)
-    sent = subprocess.run(
-        ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.ConsoleProducer",
-         "--bootstrap-server", gateway.bootstrap, "--topic", topic,
-         "--producer-property", "enable.idempotence=true", "--producer-property", "acks=all"],
-        input="\n".join(java_values) + "\n", capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
-    assert sent.returncode == 0, sent.stdout + sent.stderr
+    expected = [f"py-{t}-{n}" for t in topics.values() for n in range(50)]
+    for topic in topics.values():
+        java_values = [f"java-{topic}-{n}" for n in range(50)]
+        sent = subprocess.run(
+            ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.ConsoleProducer",
+             "--bootstrap-server", gateway.bootstrap, "--topic", topic,
+             "--producer-property", "enable.idempotence=true", "--producer-property", "acks=all"],
+            input="\n".join(java_values) + "\n", capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        expected += java_values
 
     read = subprocess.run(
         ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
-         "--bootstrap-server", gateway.bootstrap, "--topic", topic, "--group",
-         unique("gw-java"), "--from-beginning", "--max-messages", "200",
+         "--bootstrap-server", gateway.bootstrap, "--include", "|".join(topics.values()),
+         "--group", unique("gw-java"), "--from-beginning", "--max-messages", "200",
          "--timeout-ms", "60000"],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert read.returncode == 0, read.stderr[-2000:]
-    lines = read.stdout.split()
-    assert sorted(lines) == sorted([f"py-{n}" for n in range(100)] + java_values)
+    assert sorted(read.stdout.split()) == sorted(expected), "Java read each record once"
 
     consumer = KafkaConsumer(
-        topic,
+        *topics.values(),
         bootstrap_servers=gateway.bootstrap,
         group_id=unique("gw-kafka-python"),
         auto_offset_reset="earliest",
@@ -208,8 +211,8 @@ def test_kafka_python_and_the_java_client_through_the_gateway(
     seen = []
     for message in consumer:
         seen.append(message.value.decode())
-        if len(seen) == 200:
+        if len(seen) == len(expected):
             break
     consumer.commit()
     consumer.close()
-    assert sorted(seen) == sorted(lines), "kafka-python read each record once"
+    assert sorted(seen) == sorted(expected), "kafka-python read each record once"

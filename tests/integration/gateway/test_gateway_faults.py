@@ -37,7 +37,8 @@ def faulty(
     folder = tmp_path_factory.mktemp("gateway-faults").resolve()
     manager.up(folder / "extra", manager.UpRequest(clusters=["extra"]))
     try:
-        with running_gateway(clusters, folder, folder / "extra" / "clusters.yaml") as gw:
+        extra = folder / "extra" / "clusters.yaml"
+        with running_gateway(clusters.config_path, folder, extra) as gw:
             yield gw, folder / "extra"
     finally:
         manager.down(folder / "extra", purge=True, grace=5)

@@ -231,6 +231,10 @@ class Backend:
 
     async def start(self) -> None:
         """Learn the cluster's API versions and metadata."""
+        await self._learn_versions()
+        await self.refresh()
+
+    async def _learn_versions(self) -> None:
         answer = await self.call_any(
             wire.request_type(18, 3)(
                 client_software_name="kmigrate-gateway", client_software_version="1"
@@ -239,7 +243,6 @@ class Backend:
         self.versions = {
             int(k.api_key): (int(k.min_version), int(k.max_version)) for k in answer.api_keys
         }
-        await self.refresh()
 
     async def refresh(self) -> None:
         """Every topic's partitions and leaders, again (one refresh at a time)."""
@@ -247,6 +250,8 @@ class Backend:
             async with self._refreshing:
                 return  # someone else just did it
         async with self._refreshing:
+            if not self.versions:  # it did not answer when the gateway started
+                await self._learn_versions()
             request = wire.request_type(3, 12)(
                 topics=None,
                 allow_auto_topic_creation=False,

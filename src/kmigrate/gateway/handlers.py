@@ -22,6 +22,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
+from kmigrate.errors import ClusterUnreachableError
 from kmigrate.gateway import batches, split
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.entities import (
@@ -101,8 +102,27 @@ class Gateway:
         self._down: set[str] = set()  # backends that failed, until one answers again
 
     async def start(self) -> None:
-        await asyncio.gather(*(b.start() for b in self.backends.values()))
-        self.versions = advertised_versions(list(self.backends.values()))
+        """Learn every backend; the group home must answer, another backend that does
+        not is served with retriable errors until it does."""
+        backends = list(self.backends.values())
+        results = await asyncio.gather(*(b.start() for b in backends), return_exceptions=True)
+        for backend, result in zip(backends, results, strict=True):
+            if not isinstance(result, BaseException):
+                continue
+            if not isinstance(result, BackendUnavailable):
+                raise result
+            if backend is self.group_home:
+                raise ClusterUnreachableError(
+                    f"the group home cluster '{backend.name}' does not answer ({result}); "
+                    "the gateway needs it to start",
+                    cluster=backend.name,
+                    condition="unreachable",
+                )
+            self._down.add(backend.name)
+            log.warning(
+                "backend %s does not answer yet (%s); serving the others", backend.name, result
+            )
+        self.versions = advertised_versions([b for b in backends if b.versions])
 
     def close(self) -> None:
         for backend in self.backends.values():

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kmigrate.config import ClusterConfig
+from kmigrate.errors import ConfigError
 from kmigrate.gateway import wire
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.handlers import Gateway
@@ -134,9 +135,13 @@ async def run_instance(
     def on_instances(found: list[Instance]) -> None:
         loop.call_soon_threadsafe(_set_instances, gateway, found)
 
-    server = await asyncio.start_server(
-        lambda r, w: Connection(gateway, r, w).serve(), me.host, me.port, reuse_address=True
-    )
+    try:
+        server = await asyncio.start_server(
+            lambda r, w: Connection(gateway, r, w).serve(), me.host, me.port, reuse_address=True
+        )
+    except OSError as exc:
+        gateway.close()
+        raise ConfigError(f"cannot listen on {me.host}:{me.port}: {exc.strerror}") from None
     try:
         await asyncio.to_thread(registry.register, me)
         await asyncio.to_thread(registry.watch_routes, on_routes)

@@ -5,10 +5,13 @@ backend its route names."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
+from pathlib import Path
 from typing import Any
 
+import yaml
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
@@ -16,6 +19,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
@@ -133,6 +137,26 @@ def test_a_route_changed_while_idle_reaches_every_instance(
     acked = _produce(gateway.instance(2), topic, [b"late"])
     assert acked == {b"late"}
 
+    # One partition routed elsewhere: its records land on that cluster only.
+    with ClusterAdmin(clusters.target) as admin:
+        admin.create_topic(topic + "-split", 2)
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic + "-split", 2)
+    _route(gateway, topic + "-split", "source")
+    _route(gateway, topic + "-split", "target", "--partitions", "1")
+    status = run_cli("gateway", "status", "--json", config=str(gateway.config))
+    body = json.loads(status.stdout)
+    assert [i["id"] for i in body["instances"]] == [1, 2]
+    assert body["routes"][topic + "-split"] == {"cluster": "source", "partitions": {"1": "target"}}
+    producer = Producer({"bootstrap.servers": gateway.bootstrap, "enable.idempotence": True})
+    for partition in (0, 1):
+        producer.produce(topic + "-split", f"p{partition}".encode(), partition=partition)
+    assert producer.flush(60) == 0
+    with ClusterAdmin(clusters.source) as admin:
+        assert [w.high for w in admin.watermarks(topic + "-split")] == [1, 0]
+    with ClusterAdmin(clusters.target) as admin:
+        assert [w.high for w in admin.watermarks(topic + "-split")] == [0, 1]
+
 
 def test_a_malformed_frame_closes_only_its_own_connection(gateway: Gateway) -> None:
     host, port = gateway.instance(1).split(":")
@@ -145,6 +169,22 @@ def test_a_malformed_frame_closes_only_its_own_connection(gateway: Gateway) -> N
     assert "closing client connection" in gateway.log_tail(1)
     admin = AdminClient({"bootstrap.servers": gateway.instance(1)})
     assert admin.list_topics(timeout=10).brokers, "the instance still serves everyone else"
+
+
+def test_the_kip_848_consumer_protocol_is_refused_clearly(gateway: Gateway) -> None:
+    """The gateway serves the classic group protocol only and does not list
+    ConsumerGroupHeartbeat: a Java consumer asking for the new protocol gets the
+    client's own UnsupportedVersionException naming it, and reads nothing."""
+    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    read = subprocess.run(
+        ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+         "--bootstrap-server", gateway.bootstrap, "--topic", "anything", "--group", "g848",
+         "--consumer-property", "group.protocol=consumer", "--timeout-ms", "10000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    said = read.stdout + read.stderr
+    assert "does not support CONSUMER_GROUP_HEARTBEAT" in said, said[-2000:]
+    assert "Processed a total of 0 messages" in said
 
 
 def test_a_transactional_producer_is_refused_clearly(gateway: Gateway) -> None:
@@ -216,3 +256,29 @@ def test_kafka_python_and_the_java_client_through_the_gateway(
     consumer.commit()
     consumer.close()
     assert sorted(seen) == sorted(expected), "kafka-python read each record once"
+
+
+def test_an_instance_that_cannot_start_says_why_in_one_line(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    """A port in use, an unreachable group home, an id already registered."""
+    config = str(gateway.config)
+    taken = run_cli("gateway", "start", "--listen", gateway.instance(1), "--id", "7", config=config)
+    dead = yaml.safe_load(gateway.config.read_text())
+    dead["clusters"]["nowhere"] = {"bootstrap_servers": f"127.0.0.1:{free_ports(1)[0]}"}
+    dead["gateway"]["group_home"] = "nowhere"
+    (tmp_path / "dead.yaml").write_text(yaml.safe_dump(dead))
+    no_home = run_cli("gateway", "start", "--listen", "127.0.0.1:0", "--id", "8",
+                      config=str(tmp_path / "dead.yaml"))  # fmt: skip
+    twice = run_cli("gateway", "start", "--listen", f"127.0.0.1:{free_ports(1)[0]}", "--id", "2",
+                    config=config)  # fmt: skip
+    for result, code, says in (
+        (taken, 2, f"cannot listen on {gateway.instance(1)}"),
+        (no_home, 3, "the group home cluster 'nowhere' does not answer"),
+        (twice, 5, "gateway instance id 2 is already registered"),
+    ):
+        lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+        assert result.code == code, result.stderr[-1500:]
+        assert len(lines) == 1 and says in lines[0], result.stderr[-1500:]
+        assert "Traceback" not in result.stderr
+    assert gateway.registered() == {1, 2}

@@ -64,6 +64,7 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     23: (2, 4),  # OffsetForLeaderEpoch
 }
 GROUP_APIS = {8, 9, 11, 12, 13, 14}
+FETCH_MARGIN_S = 2.0
 
 
 def advertised_versions(backends: list[Backend]) -> dict[int, tuple[int, int]]:
@@ -392,8 +393,18 @@ class Gateway:
                 part, session_id=0, session_epoch=-1, forgotten_topics_data=()
             )
 
+        # A backend that hangs must not hold up the other backends' partitions: each part
+        # gets the client's wait plus a margin, then its partitions a retriable error.
+        deadline = body.max_wait.total_seconds() + FETCH_MARGIN_S
+
+        async def send(target: split.Target, part: Any) -> Any:
+            try:
+                return await asyncio.wait_for(self._send(target, part), deadline)
+            except TimeoutError:
+                raise BackendUnavailable(f"no fetch answer within {deadline:g}s") from None
+
         answer = await split.split_call(
-            split.FETCH, body, self._place, self._send, adjust=no_session, on_failure=self._failed
+            split.FETCH, body, self._place, send, adjust=no_session, on_failure=self._failed
         )
         # Backend broker ids mean nothing to clients: no read replicas, no leader hints.
         topics = tuple(

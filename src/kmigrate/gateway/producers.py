@@ -12,17 +12,21 @@ The translation is shared by all instances through ZooKeeper, first writer wins:
 
 so a partition keeps one backend producer id whichever instance forwards its batches,
 and a retried batch is recognised as the same one by the broker after an instance dies.
+Every instance touches the translations it uses once an hour; one not touched for a
+week (its producer long gone: brokers forget idle producer ids after a day) is deleted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.backend import Backend, BackendUnavailable
@@ -30,6 +34,9 @@ from kmigrate.gateway.entities import build
 from kmigrate.gateway.wire import request_type
 
 Key = tuple[int, int]  # (producer id, epoch) as the client knows them
+log = logging.getLogger(__name__)
+TOUCH_EVERY_S = 3600.0
+FORGET_AFTER_S = 7 * 24 * 3600.0
 
 
 class ProducerIds:
@@ -62,12 +69,57 @@ class ProducerIds:
             del self._pending[key]
 
     async def _find_or_make(self, client: Key, cluster: str) -> Key:
-        node = f"{self.path}/{client[0]}-{client[1]}/{cluster}"
+        node = self._node(client, cluster)
         stored = await asyncio.to_thread(self._read, node)
         if stored is not None:
             return stored
         made = await allocate(self.backends(cluster))
         return await asyncio.to_thread(self._claim, node, made)
+
+    def _node(self, client: Key, cluster: str) -> str:
+        return f"{self.path}/{client[0]}-{client[1]}/{cluster}"
+
+    def touch(self) -> None:
+        """Mark the translations this instance uses as in use (their znodes' mtime)."""
+        for (client, cluster), (pid, epoch) in list(self._known.items()):
+            try:
+                self.zk.set(self._node(client, cluster), f"{pid}:{epoch}".encode())
+            except NoNodeError:
+                self._known.pop((client, cluster), None)
+
+    def forget_idle(self, now_ms: int | None = None) -> int:
+        """Delete the translations of producers nobody touched for FORGET_AFTER_S;
+        returns how many producers were forgotten."""
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        try:
+            producers = self.zk.get_children(self.path)
+        except NoNodeError:
+            return 0
+        forgotten = 0
+        for producer in producers:
+            base = f"{self.path}/{producer}"
+            try:
+                stats = [self.zk.get(f"{base}/{c}")[1] for c in self.zk.get_children(base)]
+                if all(now_ms - stat.mtime > FORGET_AFTER_S * 1000 for stat in stats):
+                    self.zk.delete(base, recursive=True)
+                    forgotten += 1
+            except NoNodeError:
+                continue  # another instance was tending at the same time
+        return forgotten
+
+    def tend(self) -> int:
+        self.touch()
+        return self.forget_idle()
+
+    async def tend_forever(self) -> None:
+        while True:
+            try:
+                forgotten = await asyncio.to_thread(self.tend)
+                if forgotten:
+                    log.info("forgot the producer ids of %d producer(s) idle for a week", forgotten)
+            except KazooException as exc:
+                log.info("could not tend producer ids now: %s", exc)
+            await asyncio.sleep(TOUCH_EVERY_S)
 
     def _read(self, node: str) -> Key | None:
         found = self.zk.exists(node)

@@ -147,7 +147,9 @@ async def run_instance(
         await asyncio.to_thread(registry.watch_routes, on_routes)
         await asyncio.to_thread(registry.watch_instances, on_instances)
         ready(gateway)
+        tending = asyncio.create_task(producer_ids.tend_forever())
         await (stop or asyncio.Event()).wait()
+        tending.cancel()
     finally:
         server.close()
         gateway.close()

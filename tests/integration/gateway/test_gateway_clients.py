@@ -11,11 +11,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
+from kazoo.client import KazooClient
 
+from kmigrate.gateway.producers import FORGET_AFTER_S, ProducerIds
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
@@ -282,3 +285,29 @@ def test_an_instance_that_cannot_start_says_why_in_one_line(
         assert len(lines) == 1 and says in lines[0], result.stderr[-1500:]
         assert "Traceback" not in result.stderr
     assert gateway.registered() == {1, 2}
+
+
+def test_producer_id_translations_are_touched_while_used_and_forgotten_after_a_week(
+    gateway: Gateway,
+) -> None:
+    zk = KazooClient(hosts=gateway.connect)
+    zk.start(timeout=15)
+    base = f"/{unique('tend')}"
+    try:
+        ids = ProducerIds(zk, base, lambda name: pytest.fail(f"no backend needed: {name}"))
+        for pid in (7, 8):
+            zk.create(f"{base}/producers/{pid}-0/source", f"{pid}0:0".encode(), makepath=True)
+        ids._known[((8, 0), "source")] = (80, 0)  # this instance uses producer 8
+        before = zk.get(f"{base}/producers/8-0/source")[1]
+        ids.touch()
+        after = zk.get(f"{base}/producers/8-0/source")[1]
+        assert after.version == before.version + 1 and after.mtime >= before.mtime
+        assert ids.forget_idle() == 0, "nothing is a week old yet"
+        assert sorted(zk.get_children(f"{base}/producers")) == ["7-0", "8-0"]
+        week_later = after.mtime + int(FORGET_AFTER_S * 1000) + 1
+        assert ids.forget_idle(week_later) == 2
+        assert zk.get_children(f"{base}/producers") == []
+    finally:
+        zk.delete(base, recursive=True)
+        zk.stop()
+        zk.close()

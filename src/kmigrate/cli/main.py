@@ -17,6 +17,7 @@ from kmigrate.cli import (
     migrate,
     mirror,
     plan,
+    reassign,
     render,
     sandbox,
     topics,
@@ -62,6 +63,8 @@ cli.add_command(migrate.group)
 cli.add_command(demo.command)
 cli.add_command(zk.group)
 cli.add_command(gateway.group)
+cli.add_command(reassign.group)
+cli.add_command(reassign.brokers_group)
 
 
 def main(argv: list[str] | None = None) -> None:

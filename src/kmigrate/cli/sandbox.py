@@ -46,7 +46,7 @@ def group() -> None:
     type=click.IntRange(1, manager.MAX_BROKERS),
     default=1,
     show_default=True,
-    help="Brokers per cluster.",
+    help="Brokers per cluster (a running cluster grows to this many; up to 6).",
 )
 @click.option(
     "--racks",
@@ -262,6 +262,17 @@ def fetch(kafka_version: str) -> None:
     """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
     needed)."""
     render.progress(f"jars for Kafka {kafka_version}: {ensure_jars(kafka_version)}")
+
+
+@group.command("stop-broker")
+@dir_option
+@click.option("--cluster", required=True, metavar="NAME")
+@click.option("--broker", type=int, required=True, metavar="ID")
+@click.option("--kill", is_flag=True, help="SIGKILL (no controlled shutdown).")
+def stop_broker(directory: Path | None, cluster: str, broker: int, kill: bool) -> None:
+    """Stop one broker of a sandbox cluster; `sandbox up --cluster NAME` starts it again."""
+    manager.stop_broker(directory or sandbox_dir(), cluster, broker, kill=kill)
+    render.progress(f"broker {broker} of {cluster} {'killed' if kill else 'stopped'}")
 
 
 # The sandbox's stand-ins for an operator's own scripts on real hosts: what the

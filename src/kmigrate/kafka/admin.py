@@ -25,6 +25,8 @@ from confluent_kafka.admin import (
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     ConfigSource,
     NewPartitions,
@@ -68,6 +70,7 @@ BRIEF_BACKOFF = Backoff(first_s=0.1, max_s=1.0)
 _RNG = random.Random()
 _DYNAMIC_TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
 _EMPTY_GROUP_STATES = {"EMPTY", "DEAD", "UNKNOWN"}
+_RESOURCE = {"topic": ResourceType.TOPIC, "broker": ResourceType.BROKER}
 
 
 class ClusterAdmin:
@@ -162,6 +165,37 @@ class ClusterAdmin:
         futures = self._client.describe_configs([resource], request_timeout=self._timeout)
         (entries,) = self._wait_all(futures, "describe broker configs").values()
         return {name: e.value for name, e in entries.items() if e.value is not None}
+
+    def dynamic_configs(self, kind: str, name: str) -> dict[str, str]:
+        """The dynamic (set, not default) configs of a ``topic`` or ``broker``."""
+        resource = ConfigResource(_RESOURCE[kind], name)
+        futures = self._client.describe_configs([resource], request_timeout=self._timeout)
+        (entries,) = self._wait_all(futures, f"describe {kind} configs").values()
+        dynamic = {
+            ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+            ConfigSource.DYNAMIC_BROKER_CONFIG.value,
+        }
+        return {
+            n: e.value for n, e in entries.items() if e.value is not None and e.source in dynamic
+        }
+
+    def set_configs(self, kind: str, name: str, changes: Mapping[str, str | None]) -> None:
+        """Set (a value) or remove (None) dynamic configs of a ``topic`` or ``broker``."""
+        entries = [
+            ConfigEntry(
+                key,
+                value,
+                incremental_operation=(
+                    AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+                ),
+            )
+            for key, value in changes.items()
+        ]
+        if not entries:
+            return
+        resource = ConfigResource(_RESOURCE[kind], name, incremental_configs=entries)
+        futures = self._client.incremental_alter_configs([resource], request_timeout=self._timeout)
+        self._wait_all(futures, f"alter {kind} configs")
 
     # ------------------------------------------------------------ topics
 

@@ -94,7 +94,7 @@ class ReassignPlan:
 def plan_reassignment(model: ClusterModel, goal: Goal) -> ReassignPlan:
     if goal.kind not in GOALS:
         raise ConfigError(f"unknown goal '{goal.kind}' (one of {', '.join(GOALS)})")
-    touched = _touched(model, goal.topics)
+    touched = partitions_matching(model, goal.topics)
     eligible = _eligible(model, goal, touched)
     if goal.kind == "file":
         assert goal.assignment is not None
@@ -126,7 +126,7 @@ def plan_reassignment(model: ClusterModel, goal: Goal) -> ReassignPlan:
 # ---------------------------------------------------------------- scope
 
 
-def _touched(model: ClusterModel, topics: str | None) -> list[Partition]:
+def partitions_matching(model: ClusterModel, topics: str | None) -> list[Partition]:
     if topics is None:
         return list(model.partitions)
     try:

@@ -40,7 +40,7 @@ from kmigrate.sandbox.state import (
 )
 
 DEFAULT_CLUSTERS = ("source", "target")
-MAX_BROKERS = 3
+MAX_BROKERS = 6
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 
 Report = Callable[[str], None]
@@ -90,6 +90,7 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
                 cluster = _new_cluster(directory, name, request, report, state)
             else:
                 _check_matches(cluster, request, directory)
+                cluster = _grown(directory, cluster, request, report)
             cluster, newly = _start_dead_brokers(directory, cluster, report)
             started += [(cluster, b) for b in newly]
             state = state.with_cluster(cluster)
@@ -277,17 +278,78 @@ def _check_request(request: UpRequest) -> None:
 
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
     wanted_version = request.kafka_version or cluster.kafka_version
-    if (len(cluster.brokers), cluster.secure, cluster.kafka_version) != (
-        request.brokers,
-        request.secure,
-        wanted_version,
+    if (cluster.secure, cluster.kafka_version) != (request.secure, wanted_version) or (
+        request.brokers < len(cluster.brokers)
     ):
         raise SandboxError(
             f"cluster '{cluster.name}' already exists in {directory} with "
             f"{len(cluster.brokers)} broker(s), secure={cluster.secure}, Kafka "
             f"{cluster.kafka_version}; run `kmigrate sandbox down --purge --cluster "
-            f"{cluster.name}` first or use another --dir"
+            f"{cluster.name}` first or use another --dir (a cluster can grow, not shrink)"
         )
+    if request.brokers > len(cluster.brokers) and cluster.secure:
+        raise SandboxError(
+            f"cluster '{cluster.name}' is secure: growing it is not supported; start a new one"
+        )
+
+
+def _grown(
+    directory: Path, cluster: SandboxCluster, request: UpRequest, report: Report
+) -> SandboxCluster:
+    """``cluster`` with brokers added up to ``request.brokers`` (broker-only nodes: the
+    controller quorum stays as it is), their files written and storage formatted."""
+    have = len(cluster.brokers)
+    if request.brokers <= have:
+        return cluster
+    first = max(b.node_id for b in cluster.brokers) + 1
+    ports = free_ports(2 * (request.brokers - have))
+    racks = list(request.racks or [])
+    added = []
+    for i in range(request.brokers - have):
+        node_id = first + i
+        rack = racks[have + i] if racks else f"rack-{node_id}"
+        added.append(BrokerNode(node_id, ports[2 * i], ports[2 * i + 1], rack, voter=False))
+    cluster = replace(cluster, brokers=(*cluster.brokers, *added))
+    report(f"{cluster.name}: adding broker(s) {', '.join(str(b.node_id) for b in added)}")
+    formatting = []
+    for broker in added:
+        props = _write_broker_files(directory, cluster, broker, None)
+        if cluster.zookeeper_connect is None:
+            formatting.append(
+                (
+                    props,
+                    process.format_storage(
+                        ensure_jars(cluster.kafka_version),
+                        props,
+                        cluster.cluster_id,
+                        [],
+                        broker_log_flag(directory, cluster, broker),
+                    ),
+                )
+            )
+    process.wait_formatted(formatting)
+    return cluster
+
+
+def stop_broker(directory: Path, cluster_name: str, broker_id: int, *, kill: bool) -> None:
+    """Stop one broker (controlled shutdown, or SIGKILL); `up` starts it again."""
+    state = load_state(directory.resolve())
+    cluster = state.clusters.get(cluster_name)
+    if cluster is None:
+        raise SandboxError(f"no sandbox cluster named {cluster_name} in {directory}")
+    broker = next((b for b in cluster.brokers if b.node_id == broker_id), None)
+    if broker is None:
+        raise SandboxError(
+            f"cluster {cluster_name} has no broker {broker_id} "
+            f"(brokers: {', '.join(str(b.node_id) for b in cluster.brokers)})"
+        )
+    props = broker_properties(state.directory, cluster, broker)
+    if broker.pid and process.is_ours(broker.pid, props):
+        if kill:
+            process.kill_process(broker.pid, props)
+        else:
+            process.stop_processes({broker.pid: props}, grace=60.0)
+    state.with_cluster(cluster.with_broker(replace(broker, pid=None))).save()
 
 
 def _new_cluster(

@@ -153,6 +153,15 @@ def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
         time.sleep(0.1)
 
 
+def kill_process(pid: int, properties: Path, timeout: float = 30.0) -> None:
+    """SIGKILL the broker started with ``properties`` (no controlled shutdown)."""
+    if is_ours(pid, properties):
+        _signal(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while is_ours(pid, properties) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _signal(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)

@@ -199,3 +199,28 @@ command_locks = Table(
     Column("command", String(200), nullable=False),
     Column("acquired_ms", BigInteger, nullable=False),
 )
+
+# Replica reassignments applied by kmigrate: one per cluster at a time, its plan, the
+# throttles it set (so every run, resumed or cancelled, can remove them).
+reassignments = Table(
+    "reassignments",
+    metadata,
+    Column("cluster", String(255), primary_key=True),
+    Column("plan_json", Text, nullable=False),
+    Column("state", String(20), nullable=False),  # running | done | cancelled
+    Column("rate", BigInteger, nullable=False),  # bytes/s per broker
+    Column("max_moves", Integer, nullable=False),
+    Column("throttled", Text, nullable=False),  # JSON: {"topics": [...], "brokers": [...]}
+    Column("started_ms", BigInteger, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+)
+
+reassignment_moves = Table(
+    "reassignment_moves",
+    metadata,
+    Column("cluster", String(255), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("state", String(20), nullable=False),  # pending | moving | done | cancelled
+    Column("updated_ms", BigInteger, nullable=False),
+)

@@ -1,0 +1,387 @@
+"""`kmigrate reassign plan | apply | status | cancel` and `kmigrate brokers list | add |
+drain | elect`: moving replicas between brokers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from kmigrate.cli import render
+from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import ConfigError, ConflictError, NotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.reassignments import Reassignments
+from kmigrate.reassign import execute, plan_file
+from kmigrate.reassign.model import Spread
+from kmigrate.reassign.observe import broker_bytes, read_cluster
+from kmigrate.reassign.planner import Goal, ReassignPlan, partitions_matching, plan_reassignment
+from kmigrate.reassign.throttles import parse_rate
+from kmigrate.store import reassignments as stored
+from kmigrate.store import store_for
+
+cluster_option = click.option("--cluster", "cluster_name", required=True, metavar="CLUSTER")
+topics_option = click.option("--topics", metavar="REGEX", help="Only topics matching this.")
+
+
+def _ids(value: str | None, option: str) -> tuple[int, ...]:
+    if not value:
+        return ()
+    try:
+        return tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise ConfigError(f"{option} {value}: give broker ids like 4,5") from None
+
+
+# ---------------------------------------------------------------- reassign
+
+
+@click.group("reassign")
+def group() -> None:
+    """Move replicas between brokers: plan (changes nothing), apply, follow, cancel."""
+
+
+@group.command("plan")
+@cluster_option
+@click.option("--add-brokers", metavar="ID,ID", help="Spread replicas onto these new brokers.")
+@click.option("--drain", metavar="ID,ID", help="Move every replica off these brokers.")
+@click.option("--rebalance", is_flag=True, help="Even out replicas and leaders.")
+@click.option("--replication-factor", type=click.IntRange(1), help="Change it (with --topics).")
+@click.option("--fix-offline", is_flag=True, help="Move replicas off dead brokers.")
+@click.option(
+    "--from-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A kafka-reassign-partitions JSON file.",
+)
+@topics_option
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
+@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@json_option
+@pass_app
+def plan(
+    app: AppContext,
+    cluster_name: str,
+    add_brokers: str | None,
+    drain: str | None,
+    rebalance: bool,
+    replication_factor: int | None,
+    fix_offline: bool,
+    from_file: Path | None,
+    topics: str | None,
+    output: Path,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Write the fewest replica moves that reach ONE goal, with a summary. Nothing
+    changes."""
+    candidates: list[tuple[Goal | None, object]] = [
+        (Goal("add", brokers=_ids(add_brokers, "--add-brokers"), topics=topics), add_brokers),
+        (Goal("drain", brokers=_ids(drain, "--drain"), topics=topics), drain),
+        (Goal("rebalance", topics=topics), rebalance),
+        (
+            Goal("replication-factor", replication_factor=replication_factor, topics=topics),
+            replication_factor,
+        ),
+        (Goal("fix-offline", topics=topics), fix_offline),
+        (plan_file.file_goal(from_file) if from_file else None, from_file),
+    ]
+    goals = [g for g, given in candidates if given and g is not None]
+    if len(goals) != 1:
+        raise ConfigError(
+            "give exactly one goal: --add-brokers, --drain, --rebalance, --replication-factor, "
+            "--fix-offline or --from-file"
+        )
+    if output.exists() and not force:
+        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    cluster = app.settings.cluster(cluster_name)
+    result = _plan(cluster, goals[0])
+    output.write_text(plan_file.to_json(result, cluster_name))
+    if as_json:
+        render.print_json({"plan": str(output), **plan_file.summary(result)})
+        return
+    _print_summary(result, f"wrote {output}: {result.goal.describe()}")
+
+
+def _plan(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
+    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
+        model = read_cluster(admin, kafka, include_internal=bool(goal.topics))
+    return plan_reassignment(model, goal)
+
+
+def _print_summary(result: ReassignPlan, headline: str) -> None:
+    render.out.print(
+        f"{headline}; {len(result.moves)} partition(s), {result.replicas_moved} replica(s) "
+        f"to move, {result.bytes_to_copy / 2**20:.1f} MiB to copy",
+        soft_wrap=True,
+    )
+    _spread_table(result.before, result.after)
+
+
+def _spread_table(before: Spread, after: Spread) -> None:
+    table = plan_file.spread_table(before, after)
+    render.table(
+        None,
+        ["broker", "replicas", "preferred leaders", "MiB"],
+        [
+            (
+                b,
+                f"{row['replicas_before']} -> {row['replicas_after']}",
+                f"{row['leaders_before']} -> {row['leaders_after']}",
+                f"{row['bytes_before'] / 2**20:.1f} -> {row['bytes_after'] / 2**20:.1f}",
+            )
+            for b, row in table.items()
+        ],
+    )
+
+
+@group.command("apply")
+@click.argument("plan_path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--cluster", "cluster_name", metavar="CLUSTER", help="Default: the plan's.")
+@click.option(
+    "--throttle",
+    default="auto",
+    show_default=True,
+    metavar="RATE|auto",
+    help="Replication rate per broker for the moving replicas, e.g. 50MB; auto: from "
+    "the producers' measured rate into the moving partitions.",
+)
+@click.option("--max-moves", type=click.IntRange(1), default=10, show_default=True,
+              help="Partitions in flight at once (with --wait).")  # fmt: skip
+@click.option("--wait", is_flag=True, help="Follow it to the end (progress, leaders, throttles).")
+@click.option("--resume", is_flag=True, help="Continue the cluster's reassignment under way.")
+@pass_app
+def apply(
+    app: AppContext,
+    plan_path: Path,
+    cluster_name: str | None,
+    throttle: str,
+    max_moves: int,
+    wait: bool,
+    resume: bool,
+) -> None:
+    """Submit the plan through KIP-455 with throttles on the moving replicas only."""
+    mine, moves = plan_file.load(plan_path)
+    name = cluster_name or mine.get("cluster")
+    if not name:
+        raise ConfigError(f"{plan_path} names no cluster; pass --cluster")
+    cluster = app.settings.cluster(name)
+    store = store_for(app.settings)
+    text = plan_path.read_text()
+    with (
+        ClusterAdmin(cluster) as admin,
+        Reassignments(cluster) as kafka,
+        render.StatusLine() as line,
+    ):
+        run = execute.Run(name, admin, kafka, store, moves, render.progress, line.update)
+        found = stored.current(store, name)
+        if resume:
+            if found is None or found.state != "running":
+                raise NotFoundError(f"cluster '{name}' has no reassignment under way to resume")
+            if found.plan_json != text:
+                raise ConflictError("the reassignment under way was started from another plan file")
+            rate, max_moves = found.rate, found.max_moves
+        else:
+            execute.check_plan(run, mine.get("cluster_id"))
+            chosen = parse_rate(throttle)
+            rate = chosen if chosen is not None else execute.measured_rate(run)
+            stored.begin(
+                store, name, text, [(m.topic, m.partition) for m in moves], rate, max_moves
+            )
+            render.progress(f"throttle {rate / 2**20:.1f} MiB/s per broker for the moving replicas")
+        finished = execute.drive(run, max_moves, rate, wait)
+    if not finished:
+        render.out.print(
+            f"submitted; follow with `kmigrate reassign status --cluster {name}` (it removes "
+            "the throttles once every partition moved)"
+        )
+
+
+@group.command("status")
+@cluster_option
+@json_option
+@pass_app
+def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
+    """Where the cluster's reassignment stands; a finished one is concluded here
+    (leaders elected, throttles removed)."""
+    store = store_for(app.settings)
+    found = stored.current(store, cluster_name)
+    if found is None:
+        raise NotFoundError(f"cluster '{cluster_name}' has no reassignment applied by kmigrate")
+    if found.state == "running":
+        cluster = app.settings.cluster(cluster_name)
+        _, moves = plan_file.load_text(found.plan_json)
+        with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
+            run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
+            execute.drive(run, found.max_moves, found.rate, wait=False)
+        found = stored.current(store, cluster_name)
+        assert found is not None
+    counts: dict[str, int] = {}
+    for state in stored.states(store, cluster_name).values():
+        counts[state] = counts.get(state, 0) + 1
+    body = {
+        "cluster": cluster_name,
+        "state": found.state,
+        "partitions": counts,
+        "throttled_topics": list(found.throttled_topics),
+        "throttled_brokers": list(found.throttled_brokers),
+    }
+    if as_json:
+        render.print_json(body)
+        return
+    render.out.print(
+        f"cluster {cluster_name}: reassignment {found.state}; "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    )
+
+
+@group.command("cancel")
+@cluster_option
+@pass_app
+def cancel(app: AppContext, cluster_name: str) -> None:
+    """Cancel the partitions still moving (KIP-455) and remove the throttles."""
+    store = store_for(app.settings)
+    found = stored.current(store, cluster_name)
+    if found is None or found.state != "running":
+        raise NotFoundError(f"cluster '{cluster_name}' has no reassignment under way")
+    cluster = app.settings.cluster(cluster_name)
+    _, moves = plan_file.load_text(found.plan_json)
+    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
+        run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
+        cancelled = execute.cancel(run)
+    render.out.print(f"cancelled {len(cancelled)} moving partition(s); throttles removed")
+
+
+# ---------------------------------------------------------------- brokers
+
+
+@click.group("brokers")
+def brokers_group() -> None:
+    """Brokers: what each holds, and adding, draining or electing leaders."""
+
+
+@brokers_group.command("list")
+@cluster_option
+@json_option
+@pass_app
+def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
+    """Per broker: rack, replicas, leaders, preferred leaders, bytes on disk, alive."""
+    cluster = app.settings.cluster(cluster_name)
+    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
+        model = read_cluster(admin, kafka, include_internal=True)
+        leaders: dict[int, int] = {}
+        for topic in admin.list_topics(include_internal=True):
+            for p in topic.partitions:
+                leaders[p.leader] = leaders.get(p.leader, 0) + 1
+        disk = broker_bytes(kafka)
+    spread = Spread.of(model.partitions, [b.node_id for b in model.brokers])
+    rows = [
+        BrokerRow(
+            b.node_id,
+            b.rack,
+            b.alive,
+            spread.replicas.get(b.node_id, 0),
+            leaders.get(b.node_id, 0),
+            spread.leaders.get(b.node_id, 0),
+            disk.get(b.node_id, 0),
+        )
+        for b in model.brokers
+    ]
+    counts = [r.replicas for r in rows if r.alive] or [0]
+    imbalance = max(counts) - min(counts)
+    if as_json:
+        render.print_json(
+            {
+                "cluster": cluster_name,
+                "brokers": rows,
+                "replicas": sum(counts),
+                "imbalance": imbalance,
+            }
+        )
+        return
+    render.table(
+        f"cluster {cluster_name}: {sum(counts)} replicas; most minus fewest per live broker: "
+        f"{imbalance}",
+        ["broker", "rack", "alive", "replicas", "leaders", "preferred", "MiB"],
+        [
+            (
+                r.id,
+                r.rack or "",
+                "yes" if r.alive else "NO",
+                r.replicas,
+                r.leaders,
+                r.preferred_leaders,
+                f"{r.bytes / 2**20:.1f}",
+            )
+            for r in rows
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class BrokerRow:
+    id: int
+    rack: str | None
+    alive: bool
+    replicas: int
+    leaders: int
+    preferred_leaders: int
+    bytes: int
+
+
+def _plan_and_apply(
+    app: AppContext, cluster_name: str, goal: Goal, yes: bool, throttle: str
+) -> None:
+    cluster = app.settings.cluster(cluster_name)
+    result = _plan(cluster, goal)
+    _print_summary(result, goal.describe())
+    if not result.moves:
+        render.out.print("nothing to move")
+        return
+    if not yes and not click.confirm("apply this plan now?", default=False):
+        raise click.exceptions.Abort()
+    folder = app.settings.path.parent if app.settings.path else Path.cwd()
+    path = folder / f"reassign-{cluster_name}.json"
+    path.write_text(plan_file.to_json(result, cluster_name))
+    render.progress(f"plan saved as {path} (for `reassign apply --resume`)")
+    ctx = click.get_current_context()
+    ctx.invoke(apply, plan_path=path, cluster_name=cluster_name, throttle=throttle,
+               max_moves=10, wait=True, resume=False)  # fmt: skip
+
+
+@brokers_group.command("drain")
+@click.argument("ids")
+@cluster_option
+@click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
+@click.option("--yes", is_flag=True, help="Apply without asking.")
+@pass_app
+def brokers_drain(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
+    """Move every replica off the brokers IDS (plan, confirm, apply, wait)."""
+    _plan_and_apply(app, cluster_name, Goal("drain", brokers=_ids(ids, "IDS")), yes, throttle)
+
+
+@brokers_group.command("add")
+@click.argument("ids")
+@cluster_option
+@click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
+@click.option("--yes", is_flag=True, help="Apply without asking.")
+@pass_app
+def brokers_add(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
+    """Spread replicas onto the new brokers IDS (plan, confirm, apply, wait)."""
+    _plan_and_apply(app, cluster_name, Goal("add", brokers=_ids(ids, "IDS")), yes, throttle)
+
+
+@brokers_group.command("elect")
+@cluster_option
+@click.option("--preferred", is_flag=True, required=True, help="Preferred leader election.")
+@topics_option
+@pass_app
+def brokers_elect(app: AppContext, cluster_name: str, preferred: bool, topics: str | None) -> None:
+    """Move leadership back to each partition's preferred (first) replica."""
+    cluster = app.settings.cluster(cluster_name)
+    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
+        model = read_cluster(admin, kafka, include_internal=bool(topics))
+        keys = [p.key for p in partitions_matching(model, topics)]
+        kafka.elect_preferred(keys)
+    render.out.print(f"asked for the preferred leader of {len(keys)} partition(s)")

@@ -106,7 +106,9 @@ def plan(
 
 def _plan(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
     with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        model = read_cluster(admin, kafka, include_internal=bool(goal.topics))
+        # Internal topics (__consumer_offsets, ...) are load like any other: every goal
+        # counts them, unless --topics narrows it.
+        model = read_cluster(admin, kafka, include_internal=True)
     return plan_reassignment(model, goal)
 
 
@@ -274,7 +276,7 @@ def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
         for topic in admin.list_topics(include_internal=True):
             for p in topic.partitions:
                 leaders[p.leader] = leaders.get(p.leader, 0) + 1
-        disk = broker_bytes(kafka)
+        disk = broker_bytes(kafka, model.live_ids)
     spread = Spread.of(model.partitions, [b.node_id for b in model.brokers])
     rows = [
         BrokerRow(
@@ -350,26 +352,25 @@ def _plan_and_apply(
                max_moves=10, wait=True, resume=False)  # fmt: skip
 
 
-@brokers_group.command("drain")
-@click.argument("ids")
-@cluster_option
-@click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
-@click.option("--yes", is_flag=True, help="Apply without asking.")
-@pass_app
-def brokers_drain(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
-    """Move every replica off the brokers IDS (plan, confirm, apply, wait)."""
-    _plan_and_apply(app, cluster_name, Goal("drain", brokers=_ids(ids, "IDS")), yes, throttle)
+def _plan_and_apply_command(name: str, kind: str, doc: str) -> None:
+    """`brokers drain` and `brokers add`: one goal each, planned, confirmed, applied."""
+
+    @brokers_group.command(name, help=doc)
+    @click.argument("ids")
+    @cluster_option
+    @click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
+    @click.option("--yes", is_flag=True, help="Apply without asking.")
+    @pass_app
+    def command(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
+        _plan_and_apply(app, cluster_name, Goal(kind, brokers=_ids(ids, "IDS")), yes, throttle)
 
 
-@brokers_group.command("add")
-@click.argument("ids")
-@cluster_option
-@click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
-@click.option("--yes", is_flag=True, help="Apply without asking.")
-@pass_app
-def brokers_add(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
-    """Spread replicas onto the new brokers IDS (plan, confirm, apply, wait)."""
-    _plan_and_apply(app, cluster_name, Goal("add", brokers=_ids(ids, "IDS")), yes, throttle)
+_plan_and_apply_command(
+    "drain", "drain", "Move every replica off the brokers IDS (plan, confirm, apply, wait)."
+)
+_plan_and_apply_command(
+    "add", "add", "Spread replicas onto the new brokers IDS (plan, confirm, apply, wait)."
+)
 
 
 @brokers_group.command("elect")

@@ -7,6 +7,7 @@ in and out, errors translated to kmigrate's once, here.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnreachableError, ConflictError, KafkaOperationError
 
 Key = tuple[str, int]
+# kafka-python logs every refused connection at ERROR; kmigrate reports failures itself.
+logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -96,17 +99,21 @@ class Reassignments:
             for tp, v in found.items()
         }
 
-    def replica_sizes(self) -> dict[tuple[str, int, int], int]:
-        """(topic, partition, broker) -> bytes on that broker's disk."""
-        answers = self._call("describing log dirs", self._client.describe_log_dirs)
+    def replica_sizes(self, brokers: Iterable[int]) -> dict[tuple[str, int, int], int]:
+        """(topic, partition, broker) -> bytes on that broker's disk, for each of
+        ``brokers`` that answers (a broker that just died may still be listed)."""
         sizes: dict[tuple[str, int, int], int] = {}
-        for answer in answers:
-            broker = int(answer["broker"])
-            for log_dir in answer.get("log_dirs", []):
-                for topic in log_dir.get("topics", []):
-                    for partition in topic.get("partitions", []):
-                        key = (topic["name"], int(partition["partition_index"]), broker)
-                        sizes[key] = sizes.get(key, 0) + int(partition["partition_size"])
+        for broker in brokers:
+            try:
+                answers = self._client.describe_log_dirs(None, [broker])
+            except KafkaError:
+                continue
+            for answer in answers:
+                for log_dir in answer.get("log_dirs", []):
+                    for topic in log_dir.get("topics", []):
+                        for partition in topic.get("partitions", []):
+                            key = (topic["name"], int(partition["partition_index"]), broker)
+                            sizes[key] = sizes.get(key, 0) + int(partition["partition_size"])
         return sizes
 
     def elect_preferred(self, partitions: Iterable[Key]) -> None:

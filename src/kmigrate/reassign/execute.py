@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kmigrate.errors import ConflictError, KafkaOperationError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -91,7 +91,7 @@ def measured_rate(run: Run, sample_s: float = 3.0) -> int:
     keys = set(run.by_key)
 
     def total() -> int:
-        sizes = run.kafka.replica_sizes()
+        sizes = run.kafka.replica_sizes(_live(run))
         best: dict[Key, int] = {}
         for (topic, partition, _), size in sizes.items():
             if (topic, partition) in keys:
@@ -138,6 +138,10 @@ def drive(run: Run, max_moves: int, rate: int, wait: bool) -> bool:
 def _start(run: Run, keys: list[Key], rate: int) -> None:
     moves = [run.by_key[k] for k in keys]
     throttles = throttles_for(moves, rate)
+    live = set(_live(run))  # a dead broker (fix-offline) takes no config change
+    throttles = replace(
+        throttles, brokers={b: r for b, r in throttles.brokers.items() if b in live}
+    )
     stored.add_throttled(run.store, run.cluster, throttles.topics, throttles.brokers)
     for topic, lists in throttles.topics.items():
         current = run.admin.dynamic_configs("topic", topic)
@@ -185,13 +189,17 @@ def _copied(run: Run, moving: Iterable[Key]) -> str:
     keys = set(moving)
     if not keys:
         return ""
-    sizes = run.kafka.replica_sizes()
+    sizes = run.kafka.replica_sizes(_live(run))
     want = copied = 0
     for key in keys:
         move = run.by_key[key]
         want += move.size_bytes * len(move.added)
         copied += sum(min(sizes.get((key[0], key[1], b), 0), move.size_bytes) for b in move.added)
     return f", {copied / 2**20:.1f} of {want / 2**20:.1f} MiB copied" if want else ""
+
+
+def _live(run: Run) -> list[int]:
+    return [b.node_id for b in run.admin.describe_cluster().brokers]
 
 
 def conclude(run: Run, state: str) -> None:
@@ -216,8 +224,10 @@ def remove_throttles(run: Run) -> None:
         present = run.admin.describe_topics_if_present([topic])
         if present:
             run.admin.set_configs("topic", topic, {LEADER_REPLICAS: None, FOLLOWER_REPLICAS: None})
+    live = set(_live(run))
     for broker in applied.throttled_brokers:
-        run.admin.set_configs("broker", str(broker), {LEADER_RATE: None, FOLLOWER_RATE: None})
+        if broker in live:  # a broker that died since has lost its dynamic configs' use
+            run.admin.set_configs("broker", str(broker), {LEADER_RATE: None, FOLLOWER_RATE: None})
 
 
 def cancel(run: Run) -> list[Key]:

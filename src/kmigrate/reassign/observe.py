@@ -13,8 +13,8 @@ def read_cluster(
 ) -> ClusterModel:
     info = admin.describe_cluster()
     topics = admin.list_topics(include_internal=include_internal)
-    sizes = moves.replica_sizes()
     live = {b.node_id: b for b in info.brokers}
+    sizes = moves.replica_sizes(sorted(live))
     named = {r for t in topics for p in t.partitions for r in p.replicas}
     brokers = [BrokerNode(b.node_id, b.rack, True) for b in info.brokers]
     brokers += [BrokerNode(b, None, False) for b in sorted(named - set(live))]
@@ -31,9 +31,9 @@ def read_cluster(
     return ClusterModel(tuple(sorted(brokers)), partitions, info.cluster_id)
 
 
-def broker_bytes(moves: Reassignments) -> dict[int, int]:
-    """Bytes on each broker's disk (every replica it holds)."""
+def broker_bytes(moves: Reassignments, live: list[int]) -> dict[int, int]:
+    """Bytes on each live broker's disk (every replica it holds)."""
     totals: dict[int, int] = {}
-    for (_, _, broker), size in moves.replica_sizes().items():
+    for (_, _, broker), size in moves.replica_sizes(live).items():
         totals[broker] = totals.get(broker, 0) + size
     return totals

@@ -1,0 +1,282 @@
+"""Moving replicas on a real cluster (3 brokers in racks a, b, a, grown to a 4th in rack
+b), with an idempotent acks=all producer and a committing consumer group running
+through every move; afterwards every acknowledged record is read exactly once and no
+replication throttle is left anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.models import Record
+from kmigrate.sandbox import manager
+from tests.helpers import run_cli, unique, wait_for
+from tests.integration.zk.test_zk_move import Group, Traffic
+
+RACKS = ["a", "b", "a", "b"]
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("reassign").resolve()
+    manager.up(directory, manager.UpRequest(clusters=["c"], brokers=3, racks=RACKS[:3]))
+    try:
+        yield directory
+    finally:
+        manager.down(directory, purge=True, grace=5)
+
+
+def cli(sandbox: Path, *args: str) -> str:
+    done = run_cli(*args, config=str(sandbox / "clusters.yaml"), timeout=240)
+    assert done.code == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def brokers(sandbox: Path) -> dict[int, dict]:
+    body = json.loads(cli(sandbox, "brokers", "list", "--cluster", "c", "--json"))
+    return {b["id"]: b for b in body["brokers"]}
+
+
+def replicas_of(sandbox: Path, topic: str) -> dict[int, tuple[int, ...]]:
+    with ClusterAdmin(load_settings(sandbox / "clusters.yaml").cluster("c")) as admin:
+        return {p.partition: tuple(p.replicas) for p in admin.describe_topic(topic).partitions}
+
+
+def no_throttles(sandbox: Path) -> None:
+    with ClusterAdmin(load_settings(sandbox / "clusters.yaml").cluster("c")) as admin:
+        for topic in admin.list_topics(include_internal=True):
+            configs = admin.dynamic_configs("topic", topic.name)
+            assert not any("throttled" in k for k in configs), (topic.name, configs)
+        for broker in admin.describe_cluster().brokers:
+            configs = admin.dynamic_configs("broker", str(broker.node_id))
+            assert not any("throttled" in k for k in configs), (broker.node_id, configs)
+
+
+def accounted(sandbox: Path, traffic: Traffic, group: Group, topic: str) -> None:
+    traffic.done.set()
+    traffic.join(120)
+    assert not traffic.failed, traffic.failed[:3]
+    wait_for(lambda: group.seen >= traffic.acked, timeout=90, message="the group read every ack")
+    group.done.set()
+    group.join(30)
+    cluster = load_settings(sandbox / "clusters.yaml").cluster("c")
+
+    with ClusterAdmin(cluster) as admin:
+        marks = admin.watermarks(topic)
+    values = [
+        r.value for w in marks for r in read_partition(cluster, topic, w.partition, 0, w.high)
+    ]
+    assert len(values) == len(set(values)), "a record was written twice"
+    assert set(values) >= traffic.acked
+
+
+def running(sandbox: Path, topic: str) -> tuple[Traffic, Group]:
+    config = load_settings(sandbox / "clusters.yaml").cluster("c").as_librdkafka()
+    traffic, group = Traffic(config, topic), Group(config, topic, unique("g-reassign"))
+    traffic.start()
+    group.start()
+    return traffic, group
+
+
+def test_add_a_broker_drain_one_change_replication_and_apply_a_tool_file(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    topic = unique("moving")
+    with ClusterAdmin(load_settings(sandbox / "clusters.yaml").cluster("c")) as admin:
+        admin.create_topic(topic, 6, replication_factor=2)
+    traffic, group = running(sandbox, topic)
+    try:
+        manager.up(sandbox, manager.UpRequest(clusters=["c"], brokers=4, racks=RACKS))
+        wait_for(lambda: bool(group.seen), timeout=60, message="the group consuming")
+        plan = tmp_path / "add.json"
+        cli(sandbox, "reassign", "plan", "--cluster", "c", "--add-brokers", "4", "-o", str(plan))
+        promised = json.loads(plan.read_text())["kmigrate"]["summary"]["brokers"]
+        cli(sandbox, "reassign", "apply", str(plan), "--throttle", "50MB", "--wait")
+        spread = brokers(sandbox)
+        counts = [b["replicas"] for b in spread.values()]
+        assert spread[4]["replicas"] > 0 and max(counts) - min(counts) <= 2, spread
+        assert counts == [promised[str(b)]["replicas_after"] for b in sorted(spread)]
+        no_throttles(sandbox)
+
+        cli(sandbox, "brokers", "drain", "2", "--cluster", "c", "--yes", "--throttle", "50MB")
+        assert brokers(sandbox)[2]["replicas"] == 0, "broker 2 holds no replica at all"
+        no_throttles(sandbox)
+
+        rf = tmp_path / "rf.json"
+        cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "3",
+            "--topics", topic, "-o", str(rf))  # fmt: skip
+        cli(sandbox, "reassign", "apply", str(rf), "--throttle", "50MB", "--wait")
+        assert all(len(r) == 3 for r in replicas_of(sandbox, topic).values())
+
+        tool = tmp_path / "tool.json"  # what kafka-reassign-partitions writes
+        tool.write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "partitions": [
+                        {
+                            "topic": topic,
+                            "partition": 0,
+                            "replicas": [4, 3, 1],
+                            "log_dirs": ["any"] * 3,
+                        }
+                    ],
+                }
+            )
+        )
+        from_tool = tmp_path / "from-tool.json"
+        cli(sandbox, "reassign", "plan", "--cluster", "c", "--from-file", str(tool), "-o",
+            str(from_tool))  # fmt: skip
+        cli(sandbox, "reassign", "apply", str(from_tool), "--throttle", "50MB", "--wait")
+        assert replicas_of(sandbox, topic)[0] == (4, 3, 1)
+        no_throttles(sandbox)
+    finally:
+        accounted(sandbox, traffic, group, topic)
+
+
+def _heavy_topic(sandbox: Path, name: str, partitions: int, megabytes: int) -> None:
+    cluster = load_settings(sandbox / "clusters.yaml").cluster("c")
+    with ClusterAdmin(cluster) as admin:
+        admin.create_topic(name, partitions, replication_factor=1)
+    payload = os.urandom(100_000)
+    records = [
+        Record(key=None, value=payload + bytes([i % 256]), partition=i % partitions)
+        for i in range(megabytes * 10)
+    ]
+    produce(cluster, name, records)
+
+
+def test_a_killed_apply_resumes_and_a_cancel_leaves_no_throttle(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    topic = unique("heavy")
+    _heavy_topic(sandbox, topic, 4, 8)  # 8 MB over 4 partitions, one replica each
+    traffic, group = running(sandbox, topic)
+    try:
+        _kill_resume_cancel(sandbox, tmp_path, topic)
+    finally:
+        accounted(sandbox, traffic, group, topic)
+
+
+def _kill_resume_cancel(sandbox: Path, tmp_path: Path, topic: str) -> None:
+    config = str(sandbox / "clusters.yaml")
+    plan = tmp_path / "rf.json"
+    cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "2",
+        "--topics", topic, "-o", str(plan))  # fmt: skip
+    log = tmp_path / "apply.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kmigrate", "--config", config, "reassign", "apply",
+             str(plan), "--throttle", "1MB", "--max-moves", "2", "--wait"],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    wait_for(lambda: "moving 2 partition(s)" in log.read_text() or proc.poll() is not None,
+             timeout=60, message="apply moving its first partitions")  # fmt: skip
+    assert proc.poll() is None, log.read_text()
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    status = json.loads(cli(sandbox, "reassign", "status", "--cluster", "c", "--json"))
+    assert status["state"] == "running" and status["throttled_brokers"], status
+    cli(sandbox, "reassign", "apply", str(plan), "--resume", "--wait")
+    assert all(len(r) == 2 for r in replicas_of(sandbox, topic).values())
+    no_throttles(sandbox)
+
+    back = tmp_path / "back.json"
+    before = replicas_of(sandbox, topic)
+    cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "3",
+        "--topics", topic, "-o", str(back))  # fmt: skip
+    cli(sandbox, "reassign", "apply", str(back), "--throttle", "100KB")
+    cancelled = cli(sandbox, "reassign", "cancel", "--cluster", "c")
+    assert "throttles removed" in cancelled
+    no_throttles(sandbox)
+    assert replicas_of(sandbox, topic) == before, "a cancelled move leaves replicas as they were"
+
+
+def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    settings = load_settings(sandbox / "clusters.yaml")
+    topic = unique("strict")
+    with ClusterAdmin(settings.cluster("c")) as admin:
+        admin.create_topic(topic, 2, replication_factor=2, configs={"min.insync.replicas": "2"})
+    config = str(sandbox / "clusters.yaml")
+
+    def refused(code: int, says: str, *args: str) -> None:
+        result = run_cli(*args, config=config)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == code, result.stderr
+        assert len(lines) == 1 and says in lines[0], lines
+
+    shrink = tmp_path / "shrink.json"
+    cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "1", "--topics",
+        topic, "-o", str(shrink))  # fmt: skip
+    refused(5, "fewer than its min.insync.replicas 2", "reassign", "apply", str(shrink))
+    foreign = tmp_path / "foreign.json"
+    body = json.loads(shrink.read_text())
+    body["kmigrate"]["cluster_id"] = "SomeOtherClusterId0000"
+    foreign.write_text(json.dumps(body))
+    refused(5, "made for cluster id SomeOtherClusterId0000", "reassign", "apply", str(foreign))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"version": 1, "partitions": [{"topic": "x"}]}')
+    refused(2, "is not a reassignment file", "reassign", "apply", str(broken))
+    before = replicas_of(sandbox, topic)
+
+    # A second reassignment while one is under way.
+    grow = tmp_path / "grow.json"
+    cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "3", "--topics",
+        topic, "-o", str(grow))  # fmt: skip
+    _heavy_fill(settings, topic)
+    cli(sandbox, "reassign", "apply", str(grow), "--throttle", "50KB")
+    refused(5, "is already being reassigned", "reassign", "apply", str(grow))
+    cli(sandbox, "reassign", "cancel", "--cluster", "c")
+    assert replicas_of(sandbox, topic) == before
+    no_throttles(sandbox)
+
+    # A dead broker: refused as a target, its replicas moved off with --fix-offline.
+    dead = max(b for r in before.values() for b in r)
+    manager.stop_broker(sandbox, "c", dead, kill=True)
+    try:
+
+        def seen_dead() -> bool:  # the controller may be electing itself for a moment
+            listed = run_cli("brokers", "list", "--cluster", "c", "--json", config=config)
+            if listed.code != 0:
+                return False
+            return not {b["id"]: b for b in json.loads(listed.stdout)["brokers"]}[dead]["alive"]
+
+        wait_for(seen_dead, timeout=60, message=f"broker {dead} seen dead")
+        refused(5, f"broker {dead} is not alive", "reassign", "plan", "--cluster", "c",
+                "--add-brokers", str(dead), "-o", str(tmp_path / "x.json"))  # fmt: skip
+        fix = tmp_path / "fix.json"
+        cli(sandbox, "reassign", "plan", "--cluster", "c", "--fix-offline", "--topics", topic,
+            "-o", str(fix))  # fmt: skip
+        cli(sandbox, "reassign", "apply", str(fix), "--throttle", "50MB", "--wait")
+        assert all(dead not in r and len(r) == 2 for r in replicas_of(sandbox, topic).values())
+        no_throttles(sandbox)
+    finally:
+        brokers_now = len(
+            load_settings(sandbox / "clusters.yaml").cluster("c").bootstrap_servers.split(",")
+        )
+        manager.up(
+            sandbox,
+            manager.UpRequest(clusters=["c"], brokers=brokers_now, racks=RACKS[:brokers_now]),
+        )
+
+
+def _heavy_fill(settings: object, topic: str) -> None:
+    """A few MB in ``topic`` so a move throttled to KB/s is still running seconds later."""
+    payload = os.urandom(100_000)
+    produce(
+        settings.cluster("c"),
+        topic,
+        [Record(key=None, value=payload + bytes([i]), partition=i % 2) for i in range(40)],
+    )  # type: ignore[attr-defined]

@@ -99,7 +99,7 @@ def test_no_config_anywhere_says_how_to_get_one(tmp_path: Path) -> None:
 
 
 def test_sandbox_rejects_too_many_brokers(tmp_path: Path) -> None:
-    result = run_cli("sandbox", "up", "--dir", str(tmp_path / "sb"), "--brokers", "5")
+    result = run_cli("sandbox", "up", "--dir", str(tmp_path / "sb"), "--brokers", "7")
     assert result.code == 2
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "sb").exists()

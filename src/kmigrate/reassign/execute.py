@@ -41,6 +41,7 @@ class Run:
     moves: list[Move]
     report: Callable[[str], None]
     progress: Callable[[str], None] = lambda _text: None
+    rate_since: tuple[float, int] | None = None  # (when, MiB copied then) for the ETA
 
     @property
     def by_key(self) -> dict[Key, Move]:
@@ -123,9 +124,10 @@ def drive(run: Run, max_moves: int, rate: int, wait: bool) -> bool:
         if pending and room > 0:
             _start(run, pending[:room], rate)
             continue
-        done = sum(1 for s in stored.states(run.store, run.cluster).values() if s == "done")
+        done = [k for k, s in stored.states(run.store, run.cluster).items() if s == "done"]
         run.progress(
-            f"{done}/{len(states)} partitions moved, {len(moving)} moving" + _copied(run, moving)
+            f"{len(done)}/{len(states)} partitions moved, {len(moving)} moving"
+            + _copied(run, moving, done)
         )
         if not moving and not pending:
             conclude(run, "done")
@@ -185,17 +187,23 @@ def _finished(run: Run, moving: list[Key]) -> list[Key]:
     return done
 
 
-def _copied(run: Run, moving: Iterable[Key]) -> str:
-    keys = set(moving)
-    if not keys:
+def _copied(run: Run, moving: Iterable[Key], done: Iterable[Key]) -> str:
+    """MiB copied of the plan's total, and an ETA from the copy rate so far."""
+    total = sum(m.bytes_to_copy for m in run.moves)
+    if not total:
         return ""
     sizes = run.kafka.replica_sizes(_live(run))
-    want = copied = 0
-    for key in keys:
+    copied = sum(run.by_key[k].bytes_to_copy for k in done)
+    for key in moving:
         move = run.by_key[key]
-        want += move.size_bytes * len(move.added)
         copied += sum(min(sizes.get((key[0], key[1], b), 0), move.size_bytes) for b in move.added)
-    return f", {copied / 2**20:.1f} of {want / 2**20:.1f} MiB copied" if want else ""
+    now = time.monotonic()
+    if run.rate_since is None:
+        run.rate_since = (now, copied)
+    since, then = run.rate_since
+    rate = (copied - then) / (now - since) if now > since else 0.0
+    eta = f", ETA {max(0, total - copied) / rate:.0f}s" if rate > 0 else ""
+    return f", {copied / 2**20:.1f} of {total / 2**20:.1f} MiB copied{eta}"
 
 
 def _live(run: Run) -> list[int]:

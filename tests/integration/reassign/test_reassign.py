@@ -43,8 +43,19 @@ def cli(sandbox: Path, *args: str) -> str:
 
 
 def brokers(sandbox: Path) -> dict[int, dict]:
-    body = json.loads(cli(sandbox, "brokers", "list", "--cluster", "c", "--json"))
-    return {b["id"]: b for b in body["brokers"]}
+    """`brokers list`, asked again while the cluster blinks (a controller election right
+    after a move ends): read-only."""
+    found: list[dict] = []
+
+    def listed() -> bool:
+        done = run_cli("brokers", "list", "--cluster", "c", "--json",
+                       config=str(sandbox / "clusters.yaml"))  # fmt: skip
+        if done.code == 0:
+            found.append(json.loads(done.stdout))
+        return done.code == 0
+
+    wait_for(listed, timeout=60, message="brokers list answering")
+    return {b["id"]: b for b in found[-1]["brokers"]}
 
 
 def replicas_of(sandbox: Path, topic: str) -> dict[int, tuple[int, ...]]:
@@ -140,6 +151,11 @@ def test_add_a_broker_drain_one_change_replication_and_apply_a_tool_file(
         cli(sandbox, "reassign", "apply", str(from_tool), "--throttle", "50MB", "--wait")
         assert replicas_of(sandbox, topic)[0] == (4, 3, 1)
         no_throttles(sandbox)
+
+        cli(sandbox, "brokers", "elect", "--preferred", "--cluster", "c", "--topics", topic)
+        with ClusterAdmin(load_settings(sandbox / "clusters.yaml").cluster("c")) as admin:
+            partitions = admin.describe_topic(topic).partitions
+        assert all(p.leader == p.replicas[0] for p in partitions), partitions
     finally:
         accounted(sandbox, traffic, group, topic)
 
@@ -244,6 +260,7 @@ def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
 
     # A dead broker: refused as a target, its replicas moved off with --fix-offline.
     dead = max(b for r in before.values() for b in r)
+    traffic, group = running(sandbox, topic)
     manager.stop_broker(sandbox, "c", dead, kill=True)
     try:
 
@@ -263,6 +280,7 @@ def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
         assert all(dead not in r and len(r) == 2 for r in replicas_of(sandbox, topic).values())
         no_throttles(sandbox)
     finally:
+        accounted(sandbox, traffic, group, topic)
         brokers_now = len(
             load_settings(sandbox / "clusters.yaml").cluster("c").bootstrap_servers.split(",")
         )

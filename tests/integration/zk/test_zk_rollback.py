@@ -16,6 +16,7 @@ import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kmigrate.config import load_settings
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import process
@@ -147,6 +148,15 @@ def test_migrate_refusals_are_one_line_and_change_nothing(sandbox: Path, tmp_pat
         SandboxOperator(sandbox, "legacy").recover_broker(1, "")
 
     kafka = settings.cluster("legacy")
+
+    def back() -> bool:
+        try:
+            with ClusterAdmin(kafka) as cluster_admin:
+                return bool(cluster_admin.describe_cluster().brokers)
+        except KMigrateError:
+            return False
+
+    wait_for(back, timeout=120, message="broker 1 serving again")
     admin = AdminClient(kafka.as_librdkafka())
     stuck = unique("offline-replica")
     # ZooKeeper mode takes a replica on a broker that does not exist: it never catches up.

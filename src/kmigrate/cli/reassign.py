@@ -113,6 +113,9 @@ def _plan(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
 
 
 def _print_summary(result: ReassignPlan, headline: str) -> None:
+    if not result.moves:
+        render.out.print(f"{headline}; nothing to move: the goal is already met")
+        return
     render.out.print(
         f"{headline}; {len(result.moves)} partition(s), {result.replicas_moved} replica(s) "
         f"to move, {result.bytes_to_copy / 2**20:.1f} MiB to copy",
@@ -165,6 +168,9 @@ def apply(
 ) -> None:
     """Submit the plan through KIP-455 with throttles on the moving replicas only."""
     mine, moves = plan_file.load(plan_path)
+    if not moves:
+        render.out.print(f"{plan_path} moves nothing: the goal was already met")
+        return
     name = cluster_name or mine.get("cluster")
     if not name:
         raise ConfigError(f"{plan_path} names no cluster; pass --cluster")

@@ -63,7 +63,9 @@ def spread_table(before: Spread, after: Spread) -> dict[str, dict[str, int]]:
     }
 
 
-def parse_assignment(text: str, where: str) -> dict[Key, tuple[int, ...]]:
+def parse_assignment(
+    text: str, where: str, *, allow_empty: bool = False
+) -> dict[Key, tuple[int, ...]]:
     """The partitions and new replicas of a reassignment JSON (kmigrate's or
     kafka-reassign-partitions')."""
     try:
@@ -78,7 +80,7 @@ def parse_assignment(text: str, where: str) -> dict[Key, tuple[int, ...]]:
             f"{where} is not a reassignment file ({type(exc).__name__}: {exc}); it needs "
             '{"version": 1, "partitions": [{"topic", "partition", "replicas"}, ...]}'
         ) from None
-    if not found:
+    if not found and not allow_empty:
         raise ConfigError(f"{where} names no partitions")
     return found
 
@@ -89,7 +91,12 @@ def load(path: Path) -> tuple[dict[str, Any], list[Move]]:
 
 
 def load_text(text: str, where: str = "the stored plan") -> tuple[dict[str, Any], list[Move]]:
-    after = parse_assignment(text, where)
+    """A plan kmigrate wrote may move nothing (the goal was already met)."""
+    try:
+        mine_present = "kmigrate" in json.loads(text)
+    except ValueError:
+        mine_present = False
+    after = parse_assignment(text, where, allow_empty=mine_present)
     body = json.loads(text)
     mine = body.get("kmigrate") or {}
     before = {

@@ -205,27 +205,19 @@ class _Work:
     def required(self, goal: Goal) -> None:
         allowed = set(self.eligible)
         for key, replicas in self.assignment.items():
-            kept = [b for b in replicas if b in allowed]
-            kept = self._racks_apart(kept)
-            self.missing[key] += len(replicas) - len(kept)
+            want = goal.replication_factor if goal.kind == "replication-factor" else None
+            rf = want or len(replicas)
+            self.assignment[key] = [b for b in replicas if b in allowed]
+            while len(self.assignment[key]) > rf:  # a lower replication factor
+                self._drop_one(key)
+            kept = self._racks_apart(self.assignment[key], rf)
             self.assignment[key] = kept
-            if goal.kind == "replication-factor":
-                assert goal.replication_factor is not None
-                want = goal.replication_factor
-                have = len(kept) + self.missing[key]
-                if have > want:
-                    drop = have - want
-                    from_missing = min(drop, self.missing[key])
-                    self.missing[key] -= from_missing
-                    for _ in range(drop - from_missing):
-                        self._drop_one(key)
-                elif have < want:
-                    self.missing[key] += want - have
+            self.missing[key] = rf - len(kept)
 
-    def _racks_apart(self, replicas: list[int]) -> list[int]:
-        """Replicas in order, without one that repeats an earlier one's rack (when the
-        racks allow every replica its own)."""
-        if not self.rack_count or self.rack_count < len(replicas):
+    def _racks_apart(self, replicas: list[int], rf: int) -> list[int]:
+        """Replicas in order, without one that repeats an earlier one's rack (when there
+        are at least ``rf`` racks: every replica can have its own)."""
+        if not self.rack_count or self.rack_count < rf:
             return replicas
         seen: set[str | None] = set()
         kept = []
@@ -289,7 +281,7 @@ class _Work:
     def balance(self) -> None:
         """Move replicas until every broker holds the floor or the ceiling of the
         average: first moves that fix an excess and a shortfall at once, then either;
-        among them the smallest replica."""
+        among them moves within a rack, then the smallest replica."""
         total = sum(len(r) for r in self.assignment.values())
         floor, ceiling = total // len(self.eligible), -(-total // len(self.eligible))
         for _ in range(total):
@@ -311,7 +303,7 @@ class _Work:
                 return 0
             return 1 if fixes_excess or fixes_shortfall else None
 
-        best: tuple[int, int, tuple[str, int], int, int] | None = None
+        best: tuple[int, int, int, tuple[str, int], int, int] | None = None
         for key in self.assignment:
             size = self.sizes.get(key, 0)
             for src in self.assignment[key]:
@@ -319,10 +311,12 @@ class _Work:
                     order = rank(src, dst)
                     if order is None or not self._fits(key, dst, leaving=src):
                         continue
-                    candidate = (order, size, key, src, dst)
+                    # Within a rack first: it never leaves another replica nowhere to go.
+                    across = int(self.rack[src] != self.rack[dst])
+                    candidate = (order, across, size, key, src, dst)
                     if best is None or candidate < best:
                         best = candidate
-        return None if best is None else best[2:]
+        return None if best is None else best[3:]
 
     # -- 4
     def leaders(self) -> None:

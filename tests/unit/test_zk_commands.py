@@ -28,10 +28,8 @@ def _recorder(tmp_path: Path) -> Templates:
     )
 
 
-def _operator(templates: Templates, registered: bool = True) -> CommandOperator:
-    return CommandOperator(
-        templates, SERVERS, {1: "kafka1.example"}, lambda _b: registered, lambda _m: None
-    )
+def _operator(templates: Templates) -> CommandOperator:
+    return CommandOperator(templates, SERVERS, {1: "kafka1.example"}, lambda _m: None)
 
 
 def test_each_template_runs_with_its_values(tmp_path: Path) -> None:
@@ -51,9 +49,9 @@ def test_each_template_runs_with_its_values(tmp_path: Path) -> None:
 def test_a_broker_whose_restart_was_interrupted_restarts_only_if_unregistered(
     tmp_path: Path,
 ) -> None:
-    assert not _operator(_recorder(tmp_path), registered=True).recover_broker(1, "x:1/kafka")
+    assert not _operator(_recorder(tmp_path)).recover_broker(1, "x:1/kafka", registered=True)
     assert not (tmp_path / "ran.log").exists()
-    assert _operator(_recorder(tmp_path), registered=False).recover_broker(1, "x:1/kafka")
+    assert _operator(_recorder(tmp_path)).recover_broker(1, "x:1/kafka", registered=False)
     assert (tmp_path / "ran.log").read_text() == "restart kafka1.example 1 x:1/kafka\n"
 
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from kmigrate.config import ClusterConfig, Settings, load_settings
+from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 
 
@@ -92,3 +93,11 @@ def max_unavailable_option(default: str) -> Callable[[F], F]:
         help="How long to wait out a cluster that stops answering (broker restart, leader "
         "election) before stopping; e.g. 90s, 15m, 1h.",
     )
+
+
+def int_list(value: str, option: str) -> list[int]:
+    """``"4,5"`` -> [4, 5] (sorted, no repeats), or one line naming the option."""
+    try:
+        return sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise ConfigError(f"{option} {value}: give numbers like 0,1,2") from None

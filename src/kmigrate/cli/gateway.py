@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.gateway.placement import Instance
@@ -247,7 +247,7 @@ def route_set(
     and on the group home (committed offsets live there; created if missing)."""
     settings = app.settings
     setup = _setup(settings, routes)
-    chosen = _partition_list(partitions)
+    chosen = int_list(partitions, "--partitions") if partitions is not None else None
     with ClusterAdmin(settings.cluster(cluster)) as admin:
         count = len(admin.describe_topic(topic).partitions)
     bad = [p for p in chosen or [] if p >= count]
@@ -298,15 +298,6 @@ def _offsets_home(settings: Settings, setup: Setup, topic: str, count: int) -> b
             return False
         home.create_topic(topic, count)
         return True
-
-
-def _partition_list(value: str | None) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        return sorted({int(p) for p in value.split(",") if p.strip()})
-    except ValueError:
-        raise ConfigError(f"--partitions {value}: give partition numbers like 0,1,2") from None
 
 
 @route.command("delete")

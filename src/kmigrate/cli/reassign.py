@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -27,12 +27,7 @@ topics_option = click.option("--topics", metavar="REGEX", help="Only topics matc
 
 
 def _ids(value: str | None, option: str) -> tuple[int, ...]:
-    if not value:
-        return ()
-    try:
-        return tuple(int(v) for v in value.split(",") if v.strip())
-    except ValueError:
-        raise ConfigError(f"{option} {value}: give broker ids like 4,5") from None
+    return tuple(int_list(value, option)) if value else ()
 
 
 # ---------------------------------------------------------------- reassign

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import click
@@ -20,7 +19,7 @@ from kmigrate.zk.cleanup import delete, leftovers
 from kmigrate.zk.commands import CommandOperator, Templates
 from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
 from kmigrate.zk.members import parse_member
-from kmigrate.zk.migrate import Move, exclusively, is_registered, rollback_move, run_move
+from kmigrate.zk.migrate import Move, exclusively, rollback_move, run_move
 from kmigrate.zk.operator import Operator
 from kmigrate.zk.plan import ZkMovePlan, load_plan, parse_plan, plan_move
 
@@ -156,8 +155,6 @@ def migrate(
             timeout,
             line.update,
         )
-        if isinstance(move.operator, CommandOperator):
-            move.operator.registered = functools.partial(is_registered, move)
         (rollback_move if rollback else run_move)(move)
 
 
@@ -166,8 +163,7 @@ def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Ope
     sandbox when it runs this cluster."""
     if templates.given:
         members = [parse_member(line) for line in (*plan.source.members, *plan.target.members)]
-        return CommandOperator(templates, members, plan.broker_hosts, lambda _b: False,
-                               render.progress)  # fmt: skip
+        return CommandOperator(templates, members, plan.broker_hosts, render.progress)
     folder = settings.path.parent if settings.path else Path.cwd()
     if (folder / STATE_FILE).is_file() and plan.kafka in load_state(folder.resolve()).clusters:
         return SandboxOperator(folder, plan.kafka)

@@ -6,7 +6,6 @@ and gets the brokers' answers back as values."""
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -316,7 +315,3 @@ def _sasl_factory(config: ClusterConfig) -> Callable[[], SaslClient] | None:
         )
     username, password = conf.get("sasl.username", ""), conf.get("sasl.password", "")
     return lambda: SaslClient(mechanism, username, password)
-
-
-def no_throttle() -> datetime.timedelta:
-    return datetime.timedelta(0)

@@ -300,9 +300,13 @@ class Gateway:
         if cluster in self._down:
             self._down.discard(cluster)
             log.warning("backend %s answers again", cluster)
-        if answer is not None and _mentions(answer, _STALE_LEADER):
-            self._soon_refresh(cluster)
         return answer
+
+    def _answered(self, target: split.Target, codes: set[ErrorCode]) -> None:
+        """A backend broker answered errors for some partitions: if it no longer leads
+        them, learn the cluster's leaders again."""
+        if codes & _STALE_LEADER:
+            self._soon_refresh(target[0])
 
     def _failed(self, target: split.Target, exc: Exception) -> ErrorCode:
         if isinstance(exc, batches.BatchError):
@@ -328,7 +332,9 @@ class Gateway:
             task.add_done_callback(_quiet)
 
     async def partitioned(self, shape: split.Shape, body: Any) -> Any:
-        return await split.split_call(shape, body, self._place, self._send, on_failure=self._failed)
+        return await split.split_call(
+            shape, body, self._place, self._send, on_failure=self._failed, on_errors=self._answered
+        )
 
     async def produce(self, body: Any) -> Any:
         if body.transactional_id:
@@ -350,6 +356,7 @@ class Gateway:
             self._place,
             send,
             on_failure=self._failed,
+            on_errors=self._answered,
             expect_response=acks != 0,
         )
 
@@ -404,7 +411,13 @@ class Gateway:
                 raise BackendUnavailable(f"no fetch answer within {deadline:g}s") from None
 
         answer = await split.split_call(
-            split.FETCH, body, self._place, send, adjust=no_session, on_failure=self._failed
+            split.FETCH,
+            body,
+            self._place,
+            send,
+            adjust=no_session,
+            on_failure=self._failed,
+            on_errors=self._answered,
         )
         # Backend broker ids mean nothing to clients: no read replicas, no leader hints.
         topics = tuple(
@@ -536,11 +549,12 @@ def _mentions(entity: Any, codes: set[ErrorCode]) -> bool:
 
 
 def _without_hints(partition: Any) -> Any:
+    """``partition`` without a read replica or leader hint naming a backend broker."""
+    names = field_names(partition.__class__)
     changes: dict[str, Any] = {}
-    names = {f.name for f in dataclasses.fields(partition)}
-    if "preferred_read_replica" in names:
+    if "preferred_read_replica" in names and partition.preferred_read_replica != -1:
         changes["preferred_read_replica"] = -1
-    if "current_leader" in names:
+    if "current_leader" in names and partition.current_leader.leader_id != -1:
         changes["current_leader"] = type(partition.current_leader)()
     return dataclasses.replace(partition, **changes) if changes else partition
 

@@ -110,8 +110,10 @@ async def split_call(
         ErrorCode.unknown_server_error
     ),
     expect_response: bool = True,
+    on_errors: Callable[[Target, set[ErrorCode]], None] = lambda _t, _codes: None,
 ) -> Any:
-    """``request`` answered partition by partition from the brokers ``place`` names."""
+    """``request`` answered partition by partition from the brokers ``place`` names;
+    ``on_errors`` hears the error codes each broker answered for its partitions."""
     plan = _take_apart(shape, request, place)
 
     def part_request(by_topic: dict[str, list[Any]]) -> Any:
@@ -139,10 +141,15 @@ async def split_call(
         if isinstance(answer, BaseException):
             raise answer
         first = first or answer
+        codes = set()
         for topic in getattr(answer, shape.reply_topics):
             name = getattr(topic, shape.reply_name)
             for partition in getattr(topic, shape.reply_partitions):
                 found[(name, int(getattr(partition, shape.reply_index)))] = partition
+                codes.add(partition.error_code)
+        codes.discard(ErrorCode.none)
+        if codes:
+            on_errors(target, codes)
     return _merged(shape, request, plan, found, first)
 
 

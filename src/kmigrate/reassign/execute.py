@@ -75,9 +75,9 @@ def check_plan(run: Run, cluster_id: str | None) -> None:
             + (f" (and {len(busy) - 1} more)" if len(busy) > 1 else "")
             + "; wait for it or cancel it first"
         )
+    configs = run.admin.topic_configs(sorted({m.topic for m in run.moves}))
     for topic in sorted({m.topic for m in run.moves}):
-        configs = run.admin.topic_configs([topic]).get(topic, {})
-        min_isr = int(configs.get("min.insync.replicas", "1"))
+        min_isr = int(configs.get(topic, {}).get("min.insync.replicas", "1"))
         for m in (m for m in run.moves if m.topic == topic):
             if len(m.after) < min_isr:
                 raise ConflictError(

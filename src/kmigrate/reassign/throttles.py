@@ -27,12 +27,6 @@ class Throttles:
     topics: dict[str, dict[str, str]]  # topic -> its two replica lists
     brokers: dict[int, int]  # broker -> rate (bytes/s) for both directions
 
-    def topic_keys(self) -> tuple[str, str]:
-        return LEADER_REPLICAS, FOLLOWER_REPLICAS
-
-    def broker_keys(self) -> tuple[str, str]:
-        return LEADER_RATE, FOLLOWER_RATE
-
 
 def throttles_for(moves: Iterable[Move], rate: int) -> Throttles:
     leaders: dict[str, list[str]] = {}

@@ -66,7 +66,7 @@ class SandboxOperator:
 
     # ------------------------------------------------------------ brokers
 
-    def recover_broker(self, broker_id: int, zookeeper_connect: str) -> bool:
+    def recover_broker(self, broker_id: int, zookeeper_connect: str, *, registered: bool) -> bool:
         """Starts the broker as its properties say if it does not run (the move then
         sees its connect string and restarts it again if it is not the one wanted)."""
         state = load_state(self.directory)

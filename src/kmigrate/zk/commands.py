@@ -72,7 +72,6 @@ class CommandOperator:
         templates: Templates,
         servers: Sequence[Member],
         broker_hosts: Mapping[int, str],
-        registered: Callable[[int], bool],
         report: Callable[[str], None],
         timeout_s: float = 600.0,
     ) -> None:
@@ -80,7 +79,6 @@ class CommandOperator:
         self.templates = templates
         self.servers = {m.node_id: m for m in servers}
         self.broker_hosts = dict(broker_hosts)
-        self.registered = registered
         self.report = report
         self.timeout_s = timeout_s
         self.folder = Path(tempfile.mkdtemp(prefix="kmigrate-zk-"))
@@ -113,8 +111,8 @@ class CommandOperator:
             zookeeper_connect=zookeeper_connect,
         )
 
-    def recover_broker(self, broker_id: int, zookeeper_connect: str) -> bool:
-        if self.registered(broker_id):
+    def recover_broker(self, broker_id: int, zookeeper_connect: str, *, registered: bool) -> bool:
+        if registered:
             return False
         self.restart_broker(broker_id, zookeeper_connect)
         return True

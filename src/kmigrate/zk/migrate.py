@@ -277,7 +277,11 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
     """Restart every broker not on ``connect_to`` yet, one at a time, the controller last."""
     plan, admin = move.plan, move.admin
     interrupted = [b for b in plan.brokers if restart_interrupted(move.store, plan.kafka, b)]
-    recovered = [b for b in interrupted if move.operator.recover_broker(b, connect_to)]
+    recovered = [
+        b
+        for b in interrupted
+        if move.operator.recover_broker(b, connect_to, registered=is_registered(move, b))
+    ]
     if recovered:  # a killed run stopped them and did not start them again
         move.report(f"{phase}: broker(s) {_ids(recovered)} were down (an interrupted restart)")
         _wait(move, lambda: _healthy(move) is None, "the restarted broker(s) in sync")

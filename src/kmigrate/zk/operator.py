@@ -23,6 +23,6 @@ class Operator(Protocol):
     def restart_broker(self, broker_id: int, zookeeper_connect: str) -> None:
         """Restart one broker with ``zookeeper.connect`` set to ``zookeeper_connect``."""
 
-    def recover_broker(self, broker_id: int, zookeeper_connect: str) -> bool:
+    def recover_broker(self, broker_id: int, zookeeper_connect: str, *, registered: bool) -> bool:
         """A move was killed while restarting this broker: make sure it runs again
         (restarted with ``zookeeper_connect`` if it is down); True if it had to."""

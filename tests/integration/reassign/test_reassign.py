@@ -21,7 +21,7 @@ from kmigrate.kafka.records import produce, read_partition
 from kmigrate.models import Record
 from kmigrate.sandbox import manager
 from tests.helpers import run_cli, unique, wait_for
-from tests.integration.zk.test_zk_move import Group, Traffic
+from tests.integration.traffic import Group, Traffic
 
 RACKS = ["a", "b", "a", "b"]
 

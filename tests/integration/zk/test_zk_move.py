@@ -10,7 +10,6 @@ writing its own path there.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -19,10 +18,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
 
@@ -32,6 +29,7 @@ from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.state import load_state
 from kmigrate.zk.plan import load_plan
 from tests.helpers import run_cli, unique, wait_for
+from tests.integration.traffic import Group, Traffic
 from tests.integration.zk.conftest import old_and_new
 
 
@@ -39,65 +37,6 @@ from tests.integration.zk.conftest import old_and_new
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with old_and_new(tmp_path_factory, "zkmove", brokers=2) as directory:
         yield directory
-
-
-class Traffic(threading.Thread):
-    """Produces numbered records (acks=all, idempotent) until stopped; counts the acked."""
-
-    def __init__(self, config: dict[str, Any], topic: str) -> None:
-        super().__init__(daemon=True)
-        self.topic = topic
-        self.producer = Producer(
-            {**config, "enable.idempotence": True, "acks": "all", "message.timeout.ms": 120_000}
-        )
-        self.acked: set[bytes] = set()
-        self.failed: list[str] = []
-        self.done = threading.Event()
-
-    def _report(self, error: KafkaError | None, message: Any) -> None:
-        if error is None:
-            self.acked.add(message.value())
-        else:
-            self.failed.append(error.str())
-
-    def run(self) -> None:
-        n = 0
-        while not self.done.is_set():
-            for _ in range(20):
-                self.producer.produce(self.topic, f"r{n}".encode(), on_delivery=self._report)
-                n += 1
-            self.producer.poll(0)
-            self.done.wait(0.05)
-        self.producer.flush(120)
-
-
-class Group(threading.Thread):
-    """A consumer group member that commits after every poll, through the whole move."""
-
-    def __init__(self, config: dict[str, Any], topic: str, group: str) -> None:
-        super().__init__(daemon=True)
-        self.consumer = Consumer(
-            {
-                **config,
-                "group.id": group,
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-            }
-        )
-        self.consumer.subscribe([topic])
-        self.seen: set[bytes] = set()
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            messages = self.consumer.consume(500, 0.2)
-            records = [m for m in messages if m.error() is None]
-            self.seen.update(m.value() for m in records)
-            if records:
-                # A broker restarting refuses the commit: the next one covers these.
-                with contextlib.suppress(KafkaException):
-                    self.consumer.commit(asynchronous=False)
-        self.consumer.close()
 
 
 class OtherClient(threading.Thread):

@@ -26,13 +26,9 @@ from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
 from kmigrate.store.locks import held
 from tests.helpers import run_cli, unique, wait_for
+from tests.integration.traffic import Traffic
 from tests.integration.zk.conftest import old_and_new
-from tests.integration.zk.test_zk_move import (
-    Traffic,
-    _kill_during,
-    _migrate,
-    server_ids_and_root,
-)
+from tests.integration.zk.test_zk_move import _kill_during, _migrate, server_ids_and_root
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +141,7 @@ def test_migrate_refusals_are_one_line_and_change_nothing(sandbox: Path, tmp_pat
     try:
         refused(plan, "not starting the move of 'legacy': broker(s) 1 not registered")
     finally:
-        SandboxOperator(sandbox, "legacy").recover_broker(1, "")
+        SandboxOperator(sandbox, "legacy").recover_broker(1, "", registered=False)
 
     kafka = settings.cluster("legacy")
 

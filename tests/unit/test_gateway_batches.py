@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.gateway.batches import BatchError, crc_ok, producer_of, with_producer
+from kmigrate.gateway.batches import (
+    BatchError,
+    crc_ok,
+    producer_of,
+    sequence_of,
+    with_producer,
+)
 
 
 def _batch(pid: int, epoch: int, payload: bytes, sequence: int = 0) -> bytes:
@@ -30,6 +36,7 @@ def test_rewritten_batches_keep_their_records_and_a_valid_crc(
 ) -> None:
     records = b"".join(_batch(7, 1, p, sequence=i) for i, p in enumerate(payloads))
     assert producer_of(records) == (7, 1) and crc_ok(records)
+    assert sequence_of(records) == (7, 1, 0)
     rewritten = with_producer(records, pid, epoch)
     assert producer_of(rewritten) == (pid, epoch)
     assert crc_ok(rewritten)
@@ -41,7 +48,7 @@ def test_rewritten_batches_keep_their_records_and_a_valid_crc(
 
 def test_batches_of_producers_without_idempotence_pass_unchanged() -> None:
     records = _batch(-1, -1, b"plain")
-    assert producer_of(records) is None
+    assert producer_of(records) is None and sequence_of(records) is None
     assert with_producer(records, 99, 3) == records
 
 

@@ -25,7 +25,12 @@ REQUEST_TIMEOUT_S = 35.0  # above Kafka's default 30 s request/fetch waits
 
 class BackendUnavailable(Exception):
     """A backend broker could not be reached or dropped the connection: retriable for
-    the partitions it serves."""
+    the partitions it serves. ``sent``: the request had gone out, so the broker may
+    have acted on it (a write may be in the log) although no answer came back."""
+
+    def __init__(self, message: str, *, sent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class BrokerLink:
@@ -61,7 +66,7 @@ class BrokerLink:
             await writer.drain()
         except OSError as exc:
             self._broken(f"write failed: {exc}")
-            raise BackendUnavailable(f"{self.address}: {exc}") from None
+            raise BackendUnavailable(f"{self.address}: {exc}", sent=True) from None
         if not expect_response:
             return None
         try:
@@ -69,7 +74,7 @@ class BrokerLink:
         except TimeoutError:
             self._broken("no answer in time")
             raise BackendUnavailable(
-                f"{self.address}: no answer in {REQUEST_TIMEOUT_S:g}s"
+                f"{self.address}: no answer in {REQUEST_TIMEOUT_S:g}s", sent=True
             ) from None
 
     async def _open(self) -> asyncio.StreamWriter:
@@ -159,7 +164,7 @@ class BrokerLink:
         pending, self._pending = self._pending, {}
         for future, _, _ in pending.values():
             if not future.done():
-                future.set_exception(BackendUnavailable(f"{self.address}: {reason}"))
+                future.set_exception(BackendUnavailable(f"{self.address}: {reason}", sent=True))
 
     def close(self) -> None:
         if self._reader_task is not None:

@@ -52,6 +52,17 @@ def producer_of(records: bytes) -> tuple[int, int] | None:
     return None
 
 
+def sequence_of(records: bytes) -> tuple[int, int, int] | None:
+    """(producer id, epoch, base sequence) of the first batch, None when not idempotent."""
+    for start, _ in _batches(records):
+        pid, epoch = _PRODUCER.unpack_from(records, start + 43)
+        if pid == NO_PRODUCER_ID:
+            return None
+        (sequence,) = _LENGTH.unpack_from(records, start + 53)
+        return pid, epoch, sequence
+    return None
+
+
 def with_producer(records: bytes, producer_id: int, epoch: int) -> bytes:
     """``records`` with every idempotent batch's producer id and epoch replaced."""
     out = bytearray(records)

@@ -35,6 +35,7 @@ from kmigrate.gateway.entities import (
 from kmigrate.gateway.placement import Instance, leader_of, topic_id
 from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.sequences import SequenceGuard, Write
 from kmigrate.gateway.stats import Timings
 from kmigrate.gateway.wire import Request, known_versions, response_type
 
@@ -138,8 +139,9 @@ class Gateway:
         low, high = self.versions.get(api_key, (1, 0))
         return low <= version <= high
 
-    async def handle(self, request: Request) -> Any:
-        """The answer to ``request`` (None: the client expects none, acks=0)."""
+    async def handle(self, request: Request, guard: SequenceGuard | None = None) -> Any:
+        """The answer to ``request`` (None: the client expects none, acks=0); ``guard``
+        follows the idempotent writes of the client connection it came on."""
         body = request.body
         match request.api_key:
             case 18:
@@ -147,7 +149,7 @@ class Gateway:
             case 3:
                 return await self.metadata(body)
             case 0:
-                return await self.produce(body)
+                return await self.produce(body, guard or SequenceGuard())
             case 1:
                 return await self.fetch(body)
             case 2:
@@ -336,7 +338,7 @@ class Gateway:
             shape, body, self._place, self._send, on_failure=self._failed, on_errors=self._answered
         )
 
-    async def produce(self, body: Any) -> Any:
+    async def produce(self, body: Any, guard: SequenceGuard) -> Any:
         if body.transactional_id:
             return await split.split_call(
                 split.PRODUCE,
@@ -350,15 +352,36 @@ class Gateway:
             part = await self._for_cluster(target[0], part)
             return await self._send(target, part, expect_response=acks != 0)
 
-        return await split.split_call(
-            split.PRODUCE,
-            body,
-            self._place,
-            send,
-            on_failure=self._failed,
-            on_errors=self._answered,
-            expect_response=acks != 0,
-        )
+        if acks == 0:
+            return await split.split_call(
+                split.PRODUCE, body, self._place, send, expect_response=False
+            )
+        writes = _writes(body)
+        for write in writes:
+            guard.sent(write)
+        try:
+            answer = await split.split_call(
+                split.PRODUCE,
+                body,
+                self._place,
+                send,
+                on_failure=self._produce_failed,
+                on_errors=self._answered,
+            )
+        except BaseException:
+            for write in writes:
+                guard.answered(write, ErrorCode.unknown_server_error)
+            raise
+        return _guarded(answer, writes, guard)
+
+    def _produce_failed(self, target: split.Target, exc: Exception) -> ErrorCode:
+        """A write that reached the backend and got no answer may be in its log: the
+        client must retry it as possibly written (same sequence numbers, so the broker
+        can recognise it), never as surely refused."""
+        code = self._failed(target, exc)
+        if isinstance(exc, BackendUnavailable) and exc.sent:
+            return ErrorCode.request_timed_out
+        return code
 
     async def _for_cluster(self, cluster: str, body: Any) -> Any:
         """An idempotent producer's batches with the producer id ``cluster`` knows."""
@@ -569,3 +592,43 @@ async def _quietly(step: Any) -> None:
         await step
     except BackendUnavailable as exc:
         log.info("refresh failed: %s", exc)
+
+
+def _writes(body: Any) -> list[Write]:
+    """The idempotent writes of a Produce request, one per partition."""
+    found = []
+    for topic in body.topic_data:
+        for p in topic.partition_data:
+            if p.records and (sequence := batches.sequence_of(p.records)):
+                pid, epoch, first = sequence
+                found.append(Write(topic.name, int(p.index), (pid, epoch), first))
+    return found
+
+
+def _guarded(answer: Any, writes: list[Write], guard: SequenceGuard) -> Any:
+    """``answer`` with each write's error code as the guard says the client must see it."""
+    if not writes:
+        return answer
+    by_key = {(w.topic, w.partition): w for w in writes}
+
+    def partition(topic: str, reply: Any) -> Any:
+        write = by_key.get((topic, int(reply.index)))
+        if write is None:
+            return reply
+        code = guard.answered(write, reply.error_code)
+        if code == reply.error_code:
+            return reply
+        return dataclasses.replace(reply, error_code=code, base_offset=-1)
+
+    return dataclasses.replace(
+        answer,
+        responses=tuple(
+            dataclasses.replace(
+                topic,
+                partition_responses=tuple(
+                    partition(topic.name, p) for p in topic.partition_responses
+                ),
+            )
+            for topic in answer.responses
+        ),
+    )

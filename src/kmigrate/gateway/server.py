@@ -24,6 +24,7 @@ from kmigrate.gateway.handlers import Gateway
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.registry import Registry
+from kmigrate.gateway.sequences import SequenceGuard
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class Connection:
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self._answers: asyncio.Queue[asyncio.Task[bytes | None] | None] = asyncio.Queue(maxsize=64)
+        self._sequences = SequenceGuard()
 
     async def serve(self) -> None:
         writer_task = asyncio.create_task(self._write_answers())
@@ -76,7 +78,7 @@ class Connection:
     async def _answer(self, request: wire.Request) -> bytes | None:
         started = time.perf_counter()
         try:
-            body = await self.gateway.handle(request)
+            body = await self.gateway.handle(request, self._sequences)
         except BackendUnavailable as exc:
             log.info(
                 "client %s: %s v%s: %s; closing the connection (the client retries)",

@@ -1,4 +1,5 @@
-"""`kmigrate sandbox up | status | down` with real brokers."""
+"""`kmigrate sandbox up | status | down` with real brokers (a 3-broker cluster in racks,
+grown and stopped by `down`, is the reassignment tests' sandbox)."""
 
 from __future__ import annotations
 
@@ -52,52 +53,6 @@ def test_up_on_a_live_sandbox_changes_nothing(clusters: Clusters) -> None:
     assert "already running" in result.stderr
     assert _pids(directory) == before
     assert (directory / "clusters.yaml").read_text() == yaml_before
-
-
-def test_three_broker_cluster_with_racks_then_down(tmp_path: Path) -> None:
-    """A fresh sandbox: the shared one has one broker per cluster, and `down` is tested."""
-    directory = tmp_path / "sb"
-    up = run_cli(
-        "sandbox",
-        "up",
-        "--dir",
-        str(directory),
-        "--cluster",
-        "big",
-        "--brokers",
-        "3",
-        "--racks",
-        "r-a,r-b,r-c",
-        "--json",
-    )
-    assert up.code == 0, up.stderr
-    try:
-        config = str(directory / "clusters.yaml")
-        described = run_cli("clusters", "describe", "big", "--json", config=config)
-        assert described.code == 0, described.stderr
-        info = json.loads(described.stdout)
-        assert [(b["node_id"], b["rack"]) for b in info["brokers"]] == [
-            (1, "r-a"),
-            (2, "r-b"),
-            (3, "r-c"),
-        ]
-        assert info["controller_id"] in {1, 2, 3}
-
-        cluster = load_settings(config).cluster("big")
-        with ClusterAdmin(cluster) as admin:
-            topic = admin.create_topic(unique("rf3"), 3, replication_factor=3)
-        assert all(len(p.replicas) == 3 and len(p.isr) == 3 for p in topic.partitions)
-        sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
-        assert read_partition(cluster, topic.name, 0, 0, 1) == sent
-    finally:
-        pids = _pids(directory)["big"]
-        down = run_cli("sandbox", "down", "--dir", str(directory))
-    assert down.code == 0, down.stderr
-    props = [directory / "big" / f"broker-{i}" / "server.properties" for i in (1, 2, 3)]
-    assert not any(is_ours(pid, p) for pid, p in zip(pids, props, strict=True))
-    status = run_cli("sandbox", "status", "--dir", str(directory), "--json")
-    assert status.code == 1
-    assert not any(b["alive"] for b in json.loads(status.stdout)["brokers"])
 
 
 def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:

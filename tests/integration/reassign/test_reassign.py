@@ -20,6 +20,8 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.models import Record
 from kmigrate.sandbox import manager
+from kmigrate.sandbox.process import is_ours
+from kmigrate.sandbox.state import load_state
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.traffic import Group, Traffic
 
@@ -28,12 +30,36 @@ RACKS = ["a", "b", "a", "b"]
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Started and stopped as a user does (`sandbox up --brokers --racks`, `sandbox
+    down`): down stops every broker, the one added later too."""
     directory = tmp_path_factory.mktemp("reassign").resolve()
-    manager.up(directory, manager.UpRequest(clusters=["c"], brokers=3, racks=RACKS[:3]))
+    up = run_cli("sandbox", "up", "--dir", str(directory), "--cluster", "c", "--brokers", "3",
+                 "--racks", ",".join(RACKS[:3]), "--json")  # fmt: skip
+    assert up.code == 0, up.stderr
     try:
         yield directory
     finally:
-        manager.down(directory, purge=True, grace=5)
+        state = load_state(directory)
+        started = [
+            (b.pid, directory / "c" / f"broker-{b.node_id}" / "server.properties")
+            for b in state.clusters["c"].brokers
+        ]
+        down = run_cli("sandbox", "down", "--dir", str(directory), "--purge")
+    assert down.code == 0, down.stderr
+    assert len(started) == 4 and not any(is_ours(pid, props) for pid, props in started)
+
+
+def test_the_cluster_describes_its_brokers_racks(sandbox: Path) -> None:
+    described = run_cli("clusters", "describe", "c", "--json",
+                        config=str(sandbox / "clusters.yaml"))  # fmt: skip
+    assert described.code == 0, described.stderr
+    info = json.loads(described.stdout)
+    assert [(b["node_id"], b["rack"]) for b in info["brokers"]][:3] == [
+        (1, "a"),
+        (2, "b"),
+        (3, "a"),
+    ]
+    assert info["controller_id"] in {b["node_id"] for b in info["brokers"]}
 
 
 def cli(sandbox: Path, *args: str) -> str:

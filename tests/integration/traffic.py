@@ -10,6 +10,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
+from tests.helpers import wait_for
+
 
 class Traffic(threading.Thread):
     """Produces numbered records (acks=all, idempotent) until stopped; counts the acked."""
@@ -52,19 +54,40 @@ class Group(threading.Thread):
                 "group.id": group,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
+                # a member the restarted coordinator no longer knows rejoins at once
+                # instead of the group waiting out the default 45 s session
+                "session.timeout.ms": 10_000,
             }
         )
         self.consumer.subscribe([topic])
         self.seen: set[bytes] = set()
+        self.errors: list[str] = []  # what the consumer reported, for a failing test
         self.done = threading.Event()
 
     def run(self) -> None:
-        while not self.done.is_set():
-            messages = self.consumer.consume(500, 0.2)
-            records = [m for m in messages if m.error() is None]
-            self.seen.update(m.value() for m in records)
-            if records:
-                # A broker restarting refuses the commit: the next one covers these.
-                with contextlib.suppress(KafkaException):
-                    self.consumer.commit(asynchronous=False)
-        self.consumer.close()
+        try:
+            while not self.done.is_set():
+                messages = self.consumer.consume(500, 0.2)
+                self.errors.extend(m.error().str() for m in messages if m.error() is not None)
+                records = [m for m in messages if m.error() is None]
+                self.seen.update(m.value() for m in records)
+                if records:
+                    # A broker restarting refuses the commit: the next one covers these.
+                    with contextlib.suppress(KafkaException):
+                        self.consumer.commit(asynchronous=False)
+        except Exception as exc:
+            self.errors.append(f"the consumer stopped: {exc!r}")
+            raise
+        finally:
+            self.consumer.close()
+
+    def wait_read(self, acked: set[bytes], timeout: float) -> None:
+        """Until the group has read every record of ``acked``; a failure says how many it
+        has not, and what the consumer last reported."""
+        try:
+            wait_for(lambda: self.seen >= acked, timeout=timeout, message="the group read all")
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}: {len(acked - self.seen)} unread, consumer alive: {self.is_alive()}, "
+                f"its last errors: {self.errors[-3:]}"
+            ) from None

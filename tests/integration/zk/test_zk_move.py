@@ -128,7 +128,7 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     values = [r.value for w in marks for r in read_partition(kafka, topic, w.partition, 0, w.high)]
     assert len(values) == len(set(values)), "a record was written twice"
     assert set(values) == traffic.acked
-    wait_for(lambda: consumer.seen >= traffic.acked, timeout=60, message="the group read all")
+    consumer.wait_read(traffic.acked, timeout=60)
     consumer.done.set()
     other.done.set()
     consumer.join(30)

@@ -60,6 +60,23 @@ def kmigrate(config: Path, *args: str) -> str:
     return done.stdout
 
 
+def timed_apply(config: Path, plan: Path, started: float) -> list[str]:
+    """`reassign apply --throttle auto --wait`, its report lines with the time they came."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kmigrate", "--config", str(config), "reassign", "apply",
+         str(plan), "--throttle", "auto", "--wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    events = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() and "partitions moved," not in line:  # progress repeats
+            events.append(f"+{time.monotonic() - started:.1f}s {line.strip()[:160]}")
+    if proc.wait() != 0:
+        raise SystemExit(f"reassign apply failed: {events[-3:]}")
+    return events
+
+
 def skewed_topics(bootstrap: str, topics: int, partitions: int) -> list[str]:
     """Replica lists over brokers 1-4 with broker 1 in about twice its share."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -157,6 +174,11 @@ class Load(threading.Thread):
             self.producer.poll(0.005)
         self.producer.flush(60)
 
+    def slowest(self, since: float, until: float, count: int = 12) -> list[str]:
+        """The slowest acknowledgements of the window: 'sent at +s: ms'."""
+        window = sorted(((d, s) for s, d in self.latencies if since <= s < until), reverse=True)
+        return [f"+{s - since:.1f}s: {1000 * d:.0f} ms" for d, s in window[:count]]
+
     def p99_ms(self, since: float, until: float) -> float:
         window = sorted(d for s, d in self.latencies if since <= s < until)
         return round(1000 * window[int(len(window) * 0.99)], 1) if window else float("nan")
@@ -183,11 +205,14 @@ def run_case(config: Path, label: str, goal: list[str], brokers: list[int], name
     before_start = time.monotonic()
     time.sleep(15)  # the producer's latency before the move
     started = time.monotonic()
-    kmigrate(config, "reassign", "apply", str(plan), "--throttle", "auto", "--wait")
+    events = timed_apply(config, plan, started)
     ended = time.monotonic()
     result["apply_s"] = round(ended - started, 1)
     result["p99_ms_before"] = load.p99_ms(before_start, started)
     result["p99_ms_during"] = load.p99_ms(started, ended)
+    # where the slow acknowledgements fall, next to what the apply was doing then
+    result["slowest_acks"] = load.slowest(started, ended)
+    result["apply_events"] = events
     with ClusterAdmin(cluster) as admin:
         left = [
             t.name for t in admin.list_topics()

@@ -176,6 +176,20 @@ def test_the_smallest_replicas_move_first() -> None:
     assert plan.bytes_to_copy == 10
 
 
+def test_a_new_broker_gets_followers_not_leaders() -> None:
+    """A move that takes a partition's leader away pauses its producers when it ends:
+    with a follower to give instead, the planner never moves a current leader."""
+    brokers = tuple(BrokerNode(i) for i in (1, 2, 3, 4))
+    partitions = tuple(
+        Partition("t", p, (1, 2, 3), 100, leader) for p, leader in enumerate((1, 2, 3, 1))
+    )
+    model = ClusterModel(brokers, partitions)
+    plan = plan_reassignment(model, Goal("add", brokers=(4,)))
+    assert sum(len(m.added) for m in plan.moves) == 3  # 12 replicas, 3 per broker
+    for move in plan.moves:
+        assert partitions[move.partition].leader not in move.removed, move
+
+
 @pytest.mark.parametrize(
     ("goal", "says"),
     [

@@ -19,6 +19,15 @@ class Partition:
     partition: int
     replicas: tuple[int, ...]  # in order: the first is the preferred leader
     size_bytes: int = 0  # the largest replica's size on disk
+    leader: int | None = None  # the current leader when known (else: the preferred)
+
+    @property
+    def current_leader(self) -> int | None:
+        return (
+            self.leader
+            if self.leader is not None and self.leader >= 0
+            else (self.replicas[0] if self.replicas else None)
+        )
 
     @property
     def key(self) -> tuple[str, int]:

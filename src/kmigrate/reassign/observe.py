@@ -24,6 +24,7 @@ def read_cluster(
             p.partition,
             tuple(p.replicas),
             max((sizes.get((t.name, p.partition, r), 0) for r in p.replicas), default=0),
+            p.leader,
         )
         for t in sorted(topics, key=lambda t: t.name)
         for p in t.partitions

@@ -11,8 +11,10 @@ Steps, each touching only what it must:
    furthest below its share that does not hold the partition and keeps the racks apart.
 3. **Balance.** Every eligible broker's share of the touched partitions' replicas is
    the floor or the ceiling of the average; the brokers that hold the most keep the
-   ceilings (fewest moves). While a broker holds more than its share, its smallest
-   movable replica moves to a broker below its share (fewest bytes).
+   ceilings (fewest moves). While a broker holds more than its share, one of its
+   replicas moves to a broker below its share: the smallest (fewest bytes), and among
+   replicas of about the same size (within 2x) a follower before the leader (a leader
+   that moves away pauses the partition's producers when the move ends).
 4. **Preferred leaders.** Replica lists are reordered (no data moves) so each broker
    is the first replica of the floor or ceiling of the average number of partitions.
 
@@ -197,6 +199,7 @@ class _Work:
         self.rack = model.racks()
         self.assignment = assignment
         self.sizes = {p.key: p.size_bytes for p in model.partitions}
+        self.leader = {p.key: p.current_leader for p in model.partitions}
         self.missing: Counter[tuple[str, int]] = Counter()  # replicas to place
         racks = {self.rack[b] for b in eligible}
         self.rack_count = len(racks) if None not in racks else 0
@@ -303,7 +306,7 @@ class _Work:
                 return 0
             return 1 if fixes_excess or fixes_shortfall else None
 
-        best: tuple[int, int, int, tuple[str, int], int, int] | None = None
+        best: tuple[int, int, int, int, int, tuple[str, int], int, int] | None = None
         for key in self.assignment:
             size = self.sizes.get(key, 0)
             for src in self.assignment[key]:
@@ -313,10 +316,14 @@ class _Work:
                         continue
                     # Within a rack first: it never leaves another replica nowhere to go.
                     across = int(self.rack[src] != self.rack[dst])
-                    candidate = (order, across, size, key, src, dst)
+                    # Among replicas of about the same size (within 2x), a follower
+                    # before the leader: moving the leader away changes the partition's
+                    # leader when the move ends, a pause for its producers.
+                    leads = int(self.leader.get(key) == src)
+                    candidate = (order, across, size.bit_length(), leads, size, key, src, dst)
                     if best is None or candidate < best:
                         best = candidate
-        return None if best is None else best[3:]
+        return None if best is None else best[5:]
 
     # -- 4
     def leaders(self) -> None:

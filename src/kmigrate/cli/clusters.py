@@ -8,6 +8,7 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 
 
@@ -57,7 +58,7 @@ def describe(app: AppContext, name: str, as_json: bool) -> None:
     with ClusterAdmin(cluster) as admin:
         info = admin.describe_cluster()
     if as_json:
-        render.print_json({"name": name, **render.to_jsonable(info)})
+        render.print_json({"name": name, **to_jsonable(info)})
         return
     render.table(
         f"cluster {name} (id {info.cluster_id}, controller {info.controller_id})",

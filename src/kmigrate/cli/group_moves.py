@@ -27,6 +27,7 @@ from kmigrate.groups.plan import GroupPlan, plan_group
 from kmigrate.groups.sync import SyncRound, follow
 from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
+from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.retry import WaitPolicy, duration_text
 from kmigrate.mirror.model import Link, compile_topics
 from kmigrate.store import store_for
@@ -353,7 +354,7 @@ def sync(
 
 def _report_round(round_: SyncRound, last: dict[str, str | None], as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"groups": render.to_jsonable(round_.groups)}), flush=True)
+        print(json.dumps({"groups": to_jsonable(round_.groups)}), flush=True)
         return
     for g in round_.groups:
         if g.skipped is not None:

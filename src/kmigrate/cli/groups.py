@@ -7,6 +7,7 @@ import click
 from kmigrate.cli import group_moves, render
 from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
 from kmigrate.groups.create import create_group
+from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 
 
@@ -53,7 +54,7 @@ def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
         info = admin.describe_group(group_id)
     if as_json:
-        render.print_json({"cluster": cluster_name, **render.to_jsonable(info)})
+        render.print_json({"cluster": cluster_name, **to_jsonable(info)})
         return
     render.table(
         f"group {group_id} on {cluster_name}: {info.state}, {len(info.members)} member(s)",

@@ -20,6 +20,7 @@ from kmigrate.cli import (
     reassign,
     render,
     sandbox,
+    serve,
     topics,
     verify,
     zk,
@@ -65,6 +66,7 @@ cli.add_command(zk.group)
 cli.add_command(gateway.group)
 cli.add_command(reassign.group)
 cli.add_command(reassign.brokers_group)
+cli.add_command(serve.command)
 
 
 def main(argv: list[str] | None = None) -> None:

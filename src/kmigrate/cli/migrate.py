@@ -12,7 +12,7 @@ from rich.live import Live
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, cluster_admins, json_option, pass_app
-from kmigrate.cli.migration_view import history_rows, status_json, status_view
+from kmigrate.cli.migration_view import history_rows, status_view
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.verify import show_report
 from kmigrate.kafka.admin import ClusterAdmin
@@ -20,6 +20,7 @@ from kmigrate.migration.consumers import move_consumers
 from kmigrate.migration.observe import observe
 from kmigrate.migration.plan import load_plan
 from kmigrate.migration.promote import promote_topics
+from kmigrate.migration.report import status_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
 from kmigrate.migration.session import Migration, load_migration, locked

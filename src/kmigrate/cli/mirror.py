@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from kmigrate.mirror.control import (
 )
 from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
 from kmigrate.mirror.process import spawn_mirror
+from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
 from kmigrate.store import Store, store_for
 from kmigrate.store.links import list_links, require_link, save_link
@@ -155,7 +155,7 @@ def status(app: AppContext, link_name: str | None, offline: bool, as_json: bool)
     links = [require_link(store, link_name)] if link_name else list_links(store)
     results = [_status(app, store, link, offline) for link in links]
     if as_json:
-        render.print_json({"links": [_status_json(s) for s in results]})
+        render.print_json({"links": [link_json(s) for s in results]})
         return
     if not results:
         render.out.print("no links yet; start one with `kmigrate mirror start`")
@@ -171,41 +171,6 @@ def _status(app: AppContext, store: Store, link: Any, offline: bool) -> LinkStat
         ClusterAdmin(app.cluster(link.target)) as target,
     ):
         return link_status(store, link, source, target)
-
-
-def _status_json(s: LinkStatus) -> dict[str, Any]:
-    return {
-        "link": s.link.name,
-        "source": s.link.source,
-        "target": s.link.target,
-        "topics_regex": s.link.topics,
-        "state": s.state,
-        "reason": s.reason,
-        "waiting": _waiting_json(s),
-        "clusters_unavailable": s.unavailable,
-        "pid": s.run.pid if s.run else None,
-        "records_per_s": s.run.records_per_s if s.run and s.state == "running" else 0.0,
-        "lag": s.lag,
-        "topics": [
-            {"topic": t.topic, "partitions": t.partitions, "state": t.state.value} for t in s.topics
-        ],
-        "partitions": [render.to_jsonable(p) for p in s.partitions],
-        "gaps": [render.to_jsonable(g) for g in s.gaps],
-    }
-
-
-def _waiting_json(s: LinkStatus) -> dict[str, Any] | None:
-    waiting = s.run.waiting if s.run is not None and s.state == "waiting" else None
-    if waiting is None:
-        return None
-    return {
-        "cluster": waiting.cluster,
-        "role": waiting.role,
-        "condition": waiting.condition,
-        "since_ms": waiting.since_ms,
-        "since": datetime.fromtimestamp(waiting.since_ms / 1000, tz=UTC).isoformat(),
-        "for_s": round(max(time.time() - waiting.since_ms / 1000, 0), 1),
-    }
 
 
 def _print_status(s: LinkStatus) -> None:

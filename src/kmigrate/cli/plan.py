@@ -9,6 +9,7 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
 from kmigrate.errors import ConflictError
+from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan
 from kmigrate.migration.model import SwitchOrder
@@ -92,7 +93,7 @@ def check(
     ):
         report = check_plan(plan, store, s, t, sample_s=sample, mirror_rate=mirror_rate)
     if as_json:
-        render.print_json(render.to_jsonable(report) | {"ok": report.ok})
+        render.print_json(to_jsonable(report) | {"ok": report.ok})
     else:
         show_check(report)
     if not report.ok:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
@@ -13,18 +12,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kmigrate.jsonable import to_jsonable
+
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
-
-
-def to_jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    return value
 
 
 def print_json(value: Any) -> None:

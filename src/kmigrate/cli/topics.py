@@ -6,6 +6,7 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 
 
@@ -70,7 +71,7 @@ def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> N
         info = admin.describe_topic(topic)
         marks = {w.partition: w for w in admin.watermarks(topic)}
     if as_json:
-        data = render.to_jsonable(info)
+        data = to_jsonable(info)
         for p in data["partitions"]:
             w = marks[p["partition"]]
             p.update(low_watermark=w.low, high_watermark=w.high)

@@ -1,0 +1,93 @@
+"""What the API answers, built by the same functions as the CLI's `--json` output."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from typing import Any
+
+from kmigrate.config import Settings
+from kmigrate.errors import KMigrateError
+from kmigrate.jsonable import to_jsonable
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration.observe import observe
+from kmigrate.migration.report import status_json
+from kmigrate.migration.session import load_migration
+from kmigrate.mirror.model import Link
+from kmigrate.mirror.report import link_json
+from kmigrate.mirror.status import LinkStatus, link_status
+from kmigrate.store import Store
+from kmigrate.store.links import list_links, require_link
+from kmigrate.store.migrations import events_of, items_of, migration_names
+
+log = logging.getLogger(__name__)
+
+
+def clusters(settings: Settings) -> dict[str, Any]:
+    """Names, bootstrap servers and properties with every secret redacted."""
+    return {
+        "clusters": [
+            {
+                "name": name,
+                "bootstrap_servers": c.bootstrap_servers,
+                "properties": c.redacted_properties(),
+            }
+            for name, c in sorted(settings.clusters.items())
+        ]
+    }
+
+
+def live_status(settings: Settings, store: Store, link: Link) -> LinkStatus:
+    """A link's status with both clusters' end offsets (a cluster that does not answer
+    is named in ``unavailable``; one missing from clusters.yaml leaves the store's view)."""
+    with ExitStack() as stack:
+        admins = []
+        for name in (link.source, link.target):
+            try:
+                admins.append(stack.enter_context(ClusterAdmin(settings.cluster(name))))
+            except KMigrateError as exc:
+                log.info("link %s: %s", link.name, exc.message)
+                return link_status(store, link, None, None)
+        return link_status(store, link, admins[0], admins[1])
+
+
+def links(settings: Settings, store: Store, offline: bool) -> dict[str, Any]:
+    return {"links": [_link(settings, store, link, offline) for link in list_links(store)]}
+
+
+def link(settings: Settings, store: Store, name: str, offline: bool) -> dict[str, Any]:
+    return _link(settings, store, require_link(store, name), offline)
+
+
+def _link(settings: Settings, store: Store, found: Link, offline: bool) -> dict[str, Any]:
+    status = (
+        link_status(store, found, None, None) if offline else live_status(settings, store, found)
+    )
+    return link_json(status)
+
+
+def migrations(store: Store) -> dict[str, Any]:
+    return {
+        "migrations": [
+            {
+                "migration": name,
+                "topics": {i.name: i.state for i in items_of(store, name, "topic")},
+                "groups": {i.name: i.state for i in items_of(store, name, "group")},
+            }
+            for name in migration_names(store)
+        ]
+    }
+
+
+def migration(settings: Settings, store: Store, name: str) -> dict[str, Any]:
+    m = load_migration(store, settings, name)
+    with (
+        ClusterAdmin(settings.cluster(m.plan.source)) as source,
+        ClusterAdmin(settings.cluster(m.plan.target)) as target,
+    ):
+        return status_json(observe(m, source, target))
+
+
+def history(settings: Settings, store: Store, name: str, last: int | None) -> dict[str, Any]:
+    m = load_migration(store, settings, name)
+    return {"migration": m.name, "events": to_jsonable(events_of(store, m.name, last))}

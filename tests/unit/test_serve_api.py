@@ -14,6 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kmigrate.config import load_settings
 from kmigrate.serve.app import create_app
+from kmigrate.store import reassignments as stored_moves
+from kmigrate.store import store_for, zk_moves
 
 SECRET = "pa55-w0rd-never-shown"
 TOKEN = "t0ken-t0ken-t0ken-t0ken"
@@ -57,7 +59,9 @@ def test_empty_store_lists_nothing(config: Path) -> None:
     ("path", "says"),
     [("/api/links/nope", "no link named 'nope'"),
      ("/api/migrations/nope", "nope"),
-     ("/api/migrations/nope/history", "nope")],
+     ("/api/migrations/nope/history", "nope"),
+     ("/api/reassignments/a", "cluster 'a' has no reassignment applied"),
+     ("/api/zk-moves/b", "cluster 'b' has no ZooKeeper move")],
 )  # fmt: skip
 def test_unknown_names_are_a_404_with_the_clis_reason(config: Path, path: str, says: str) -> None:
     answer = _client(config).get(path)
@@ -89,3 +93,26 @@ def test_metrics_parse_and_count_refusals_by_kind(config: Path) -> None:
     assert refusals == {"not-found": 1.0}
     assert "kmigrate_mirror_lag_records" in families
     assert SECRET not in text
+
+
+def test_an_unknown_cluster_is_named_as_such(config: Path) -> None:
+    answer = _client(config).get("/api/reassignments/nope")
+    assert answer.status_code == 422
+    assert answer.json()["kind"] == "unknown-cluster" and "nope" in answer.json()["error"]
+
+
+def test_a_reassignment_and_a_zookeeper_move_read_from_the_store(config: Path) -> None:
+    settings = load_settings(config)
+    store = store_for(settings)
+    stored_moves.begin(store, "a", "{}", [("t", 0), ("t", 1)], 1_000_000, 10)
+    stored_moves.set_states(store, "a", [("t", 0)], "done")
+    zk_moves.begin_move(store, "b", "plan: yaml")
+    zk_moves.record(store, "b", "join", "joined server 4", "ok")
+    client = _client(config)
+    moving = client.get("/api/reassignments/a").json()
+    assert moving["state"] == "running"
+    assert moving["partitions"] == {"done": 1, "pending": 1}
+    move = client.get("/api/zk-moves/b").json()
+    assert [(e["phase"], e["step"], e["outcome"]) for e in move["history"]] == [
+        ("join", "joined server 4", "ok")
+    ]

@@ -99,4 +99,12 @@ def create_app(settings: Settings, token: str | None = None) -> FastAPI:
     def history(name: str, last: int | None = None) -> dict[str, Any]:
         return views.history(settings, store, name, last)
 
+    @app.get("/api/reassignments/{cluster}")
+    def reassignment(cluster: str) -> dict[str, Any]:
+        return views.reassignment(settings, store, cluster)
+
+    @app.get("/api/zk-moves/{cluster}")
+    def zk_move(cluster: str) -> dict[str, Any]:
+        return views.zk_move(settings, store, cluster)
+
     return app

@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from kmigrate.config import Settings
-from kmigrate.errors import KMigrateError
+from kmigrate.errors import KMigrateError, NotFoundError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.observe import observe
@@ -16,7 +16,8 @@ from kmigrate.migration.session import load_migration
 from kmigrate.mirror.model import Link
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
-from kmigrate.store import Store
+from kmigrate.store import Store, zk_moves
+from kmigrate.store import reassignments as stored_moves
 from kmigrate.store.links import list_links, require_link
 from kmigrate.store.migrations import events_of, items_of, migration_names
 
@@ -91,3 +92,37 @@ def migration(settings: Settings, store: Store, name: str) -> dict[str, Any]:
 def history(settings: Settings, store: Store, name: str, last: int | None) -> dict[str, Any]:
     m = load_migration(store, settings, name)
     return {"migration": m.name, "events": to_jsonable(events_of(store, m.name, last))}
+
+
+def reassignment(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
+    """The reassignment kmigrate applied on ``cluster``, as the store has it (`reassign
+    status` also drives it on; the API only reads)."""
+    settings.cluster(cluster)  # an unknown cluster is named as such
+    found = stored_moves.current(store, cluster)
+    if found is None:
+        raise NotFoundError(f"cluster '{cluster}' has no reassignment applied by kmigrate")
+    counts: dict[str, int] = {}
+    for state in stored_moves.states(store, cluster).values():
+        counts[state] = counts.get(state, 0) + 1
+    return {
+        "cluster": cluster,
+        "state": found.state,
+        "partitions": counts,
+        "throttled_topics": list(found.throttled_topics),
+        "throttled_brokers": list(found.throttled_brokers),
+        "started_ms": found.started_ms,
+    }
+
+
+def zk_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
+    """A ZooKeeper ensemble move of ``cluster``: its phase and history."""
+    settings.cluster(cluster)
+    found = zk_moves.get_move(store, cluster)
+    if found is None:
+        raise NotFoundError(f"cluster '{cluster}' has no ZooKeeper move; plan one with `zk plan`")
+    return {
+        "kafka": cluster,
+        "phase": found.phase,
+        "updated_ms": found.updated_ms,
+        "history": to_jsonable(zk_moves.history(store, cluster)),
+    }

@@ -116,3 +116,40 @@ def test_a_reassignment_and_a_zookeeper_move_read_from_the_store(config: Path) -
     assert [(e["phase"], e["step"], e["outcome"]) for e in move["history"]] == [
         ("join", "joined server 4", "ok")
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "says"),
+    [("/api/migrations/nope/steps/promote", {"topics": ["t"]}, 404, "nope"),
+     ("/api/migrations/nope/steps/launch", {"topics": ["t"]}, 422, "unknown step 'launch'"),
+     ("/api/migrations/nope/steps/promote", {}, 422, "promote needs topics"),
+     ("/api/migrations/nope/steps/consumers", {"topics": ["t"]}, 422, "consumers needs groups"),
+     ("/api/migrations/nope/steps/promote", {"topics": ["t"], "force": True}, 422, "force"),
+     ("/api/migrations/nope/steps/promote", {"topics": "t"}, 422, "topics")],
+)  # fmt: skip
+def test_a_malformed_or_impossible_step_is_refused_at_once(
+    config: Path, path: str, body: dict, status: int, says: str
+) -> None:
+    answer = _client(config).post(path, json=body)
+    assert answer.status_code == status, answer.text
+    assert says in answer.json()["error"] and answer.json()["kind"]
+
+
+def test_a_step_posted_from_another_site_is_refused(config: Path) -> None:
+    answer = _client(config).post(
+        "/api/migrations/nope/steps/promote",
+        json={"topics": ["t"]},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert answer.status_code == 403 and answer.json()["kind"] == "cross-origin"
+    same = _client(config).post(
+        "/api/migrations/nope/steps/promote",
+        json={"topics": ["t"]},
+        headers={"Origin": "http://testserver"},
+    )
+    assert same.status_code == 404  # past the origin check, refused for what it names
+
+
+def test_an_unknown_job_is_a_404(config: Path) -> None:
+    answer = _client(config).get("/api/jobs/999")
+    assert answer.status_code == 404 and answer.json()["kind"] == "not-found"

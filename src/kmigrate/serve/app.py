@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -20,8 +21,10 @@ from kmigrate.errors import (
     NotFoundError,
 )
 from kmigrate.serve import views
+from kmigrate.serve.jobs import Job, Jobs
 from kmigrate.serve.metrics import Metrics
 from kmigrate.serve.security import authorized
+from kmigrate.serve.steps import StepRequest, runner
 from kmigrate.store import store_for
 
 _STATUS = (  # the first class that matches decides
@@ -32,6 +35,8 @@ _STATUS = (  # the first class that matches decides
     (KafkaOperationError, 502),
 )
 OPEN_PATHS = {"/healthz"}
+ANSWER_WITHIN_S = 2.0  # a step that ends sooner is answered directly; else 202 and a job
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
 def status_of(exc: KMigrateError) -> int:
@@ -47,6 +52,7 @@ def create_app(settings: Settings, token: str | None = None) -> FastAPI:
     )
     store = store_for(settings)
     metrics = Metrics(settings, lambda: store)
+    jobs = Jobs()
 
     @app.middleware("http")
     async def bearer_token(request: Request, call_next: Any) -> Response:
@@ -59,6 +65,15 @@ def create_app(settings: Settings, token: str | None = None) -> FastAPI:
                 status_code=401,
                 headers={"WWW-Authenticate": "Bearer"},
             )
+        origin = request.headers.get("origin")
+        if request.method not in SAFE_METHODS and origin is not None:
+            own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            if origin != own:  # a page of another site posting with the user's browser
+                metrics.refusals.labels("cross-origin").inc()
+                return JSONResponse(
+                    {"kind": "cross-origin", "error": f"requests from {origin} are refused"},
+                    status_code=403,
+                )
         response: Response = await call_next(request)
         return response
 
@@ -66,6 +81,16 @@ def create_app(settings: Settings, token: str | None = None) -> FastAPI:
     async def refused(_request: Request, exc: KMigrateError) -> JSONResponse:
         metrics.refusals.labels(exc.code).inc()
         return JSONResponse({"kind": exc.code, "error": exc.message}, status_code=status_of(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        metrics.refusals.labels("config").inc()
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "malformed request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return JSONResponse(
+            {"kind": "config", "error": f"{where or 'request'}: {first.get('msg')}"},
+            status_code=422,
+        )
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
@@ -98,6 +123,33 @@ def create_app(settings: Settings, token: str | None = None) -> FastAPI:
     @app.get("/api/migrations/{name}/history")
     def history(name: str, last: int | None = None) -> dict[str, Any]:
         return views.history(settings, store, name, last)
+
+    @app.post("/api/migrations/{name}/steps/{step}")
+    def step(name: str, step: str, request: StepRequest) -> Response:
+        """Run a guarded step (consumers, promote, retire, rollback) as the CLI does. A
+        step that ends or is refused within a moment is answered directly (a refusal with
+        the CLI's reason and kind); a longer one answers 202 and its job to poll."""
+        job = jobs.submit(
+            f"{step} on migration {name}", runner(settings, store, name, step, request)
+        )
+        job.finished.wait(ANSWER_WITHIN_S)
+        return _job_answer(job)
+
+    @app.get("/api/jobs/{job_id}")
+    def job(job_id: int) -> Response:
+        found = jobs.get(job_id)
+        if found is None:
+            raise NotFoundError(f"no job {job_id} (jobs are kept while the server runs)")
+        return JSONResponse(found.as_json())
+
+    def _job_answer(job: Job) -> Response:
+        body = job.as_json()
+        if not job.finished.is_set():
+            return JSONResponse(body, status_code=202, headers={"Location": f"/api/jobs/{job.id}"})
+        if job.error is not None:
+            metrics.refusals.labels(job.error.code).inc()
+            return JSONResponse(body, status_code=status_of(job.error))
+        return JSONResponse(body)
 
     @app.get("/api/reassignments/{cluster}")
     def reassignment(cluster: str) -> dict[str, Any]:

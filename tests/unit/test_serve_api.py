@@ -11,11 +11,13 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
+from tests.unit.test_zk_plan import _kafka, _view
 
 from kmigrate.config import load_settings
 from kmigrate.serve.app import create_app
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store import store_for, zk_moves
+from kmigrate.zk.plan import plan_move
 
 SECRET = "pa55-w0rd-never-shown"
 TOKEN = "t0ken-t0ken-t0ken-t0ken"
@@ -106,7 +108,9 @@ def test_a_reassignment_and_a_zookeeper_move_read_from_the_store(config: Path) -
     store = store_for(settings)
     stored_moves.begin(store, "a", "{}", [("t", 0), ("t", 1)], 1_000_000, 10)
     stored_moves.set_states(store, "a", [("t", 0)], "done")
-    zk_moves.begin_move(store, "b", "plan: yaml")
+    source, target = _view("old", [1, 2, 3]), _view("new", [4, 5, 6])
+    plan = plan_move(source, target, _kafka(source), "/kafka")
+    zk_moves.begin_move(store, "b", plan.to_yaml("p.yaml"))
     zk_moves.record(store, "b", "join", "joined server 4", "ok")
     client = _client(config)
     moving = client.get("/api/reassignments/a").json()

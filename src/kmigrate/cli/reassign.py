@@ -18,6 +18,7 @@ from kmigrate.reassign import execute, plan_file
 from kmigrate.reassign.model import Spread
 from kmigrate.reassign.observe import broker_bytes, read_cluster
 from kmigrate.reassign.planner import Goal, ReassignPlan, partitions_matching, plan_reassignment
+from kmigrate.reassign.report import status_json
 from kmigrate.reassign.throttles import parse_rate
 from kmigrate.store import reassignments as stored
 from kmigrate.store import store_for
@@ -220,22 +221,13 @@ def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
             execute.drive(run, found.max_moves, found.rate, wait=False)
         found = stored.current(store, cluster_name)
         assert found is not None
-    counts: dict[str, int] = {}
-    for state in stored.states(store, cluster_name).values():
-        counts[state] = counts.get(state, 0) + 1
-    body = {
-        "cluster": cluster_name,
-        "state": found.state,
-        "partitions": counts,
-        "throttled_topics": list(found.throttled_topics),
-        "throttled_brokers": list(found.throttled_brokers),
-    }
+    body = status_json(store, found)
     if as_json:
         render.print_json(body)
         return
     render.out.print(
         f"cluster {cluster_name}: reassignment {found.state}; "
-        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        + ", ".join(f"{n} {s}" for s, n in sorted(body["partitions"].items()))
     )
 
 

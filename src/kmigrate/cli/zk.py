@@ -22,6 +22,7 @@ from kmigrate.zk.members import parse_member
 from kmigrate.zk.migrate import Move, exclusively, rollback_move, run_move
 from kmigrate.zk.operator import Operator
 from kmigrate.zk.plan import ZkMovePlan, load_plan, parse_plan, plan_move
+from kmigrate.zk.report import status_json
 
 kafka_option = click.option(
     "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
@@ -182,19 +183,12 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
     move = get_move(store_for(app.settings), kafka)
     if move is None:
         raise NotFoundError(f"no ZooKeeper move of cluster '{kafka}'; start one with zk migrate")
-    plan = parse_plan(move.plan_yaml, "the stored plan")
-    body = {
-        "kafka": kafka,
-        "phase": move.phase,
-        "from": plan.source.name,
-        "to": plan.target.name,
-        "updated_ms": move.updated_ms,
-    }
+    body = status_json(move)
     if as_json:
         render.print_json(body)
         return
     render.out.print(
-        f"cluster {kafka}: ZooKeeper move {plan.source.name} -> {plan.target.name}, "
+        f"cluster {kafka}: ZooKeeper move {body['from']} -> {body['to']}, "
         f"phase reached: {move.phase}"
     )
 

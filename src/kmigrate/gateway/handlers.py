@@ -606,19 +606,27 @@ def _writes(body: Any) -> list[Write]:
 
 
 def _guarded(answer: Any, writes: list[Write], guard: SequenceGuard) -> Any:
-    """``answer`` with each write's error code as the guard says the client must see it."""
+    """``answer`` with each write's error code as the guard says the client must see it
+    (rebuilt only in the rare case that one changes)."""
     if not writes:
         return answer
     by_key = {(w.topic, w.partition): w for w in writes}
+    changed: dict[tuple[str, int], ErrorCode] = {}
+    for topic in answer.responses:
+        for reply in topic.partition_responses:
+            key = (topic.name, int(reply.index))
+            if key in by_key:
+                code = guard.answered(by_key[key], reply.error_code)
+                if code != reply.error_code:
+                    changed[key] = code
+    if not changed:
+        return answer
 
     def partition(topic: str, reply: Any) -> Any:
-        write = by_key.get((topic, int(reply.index)))
-        if write is None:
-            return reply
-        code = guard.answered(write, reply.error_code)
-        if code == reply.error_code:
-            return reply
-        return dataclasses.replace(reply, error_code=code, base_offset=-1)
+        code = changed.get((topic, int(reply.index)))
+        return (
+            reply if code is None else dataclasses.replace(reply, error_code=code, base_offset=-1)
+        )
 
     return dataclasses.replace(
         answer,

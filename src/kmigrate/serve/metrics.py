@@ -13,7 +13,6 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from kmigrate.config import Settings
-from kmigrate.mirror.model import Link
 from kmigrate.mirror.status import LinkStatus
 from kmigrate.serve.views import live_status
 from kmigrate.store import Store
@@ -28,11 +27,9 @@ class StoreCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         store = self.store()
-        yield from self._links([self._status(store, link) for link in list_links(store)])
+        statuses = [live_status(self.settings, store, link) for link in list_links(store)]
+        yield from self._links(statuses)
         yield from self._migrations(store)
-
-    def _status(self, store: Store, link: Link) -> LinkStatus:
-        return live_status(self.settings, store, link)
 
     def _links(self, statuses: list[LinkStatus]) -> Iterator[Metric]:
         partition = ["link", "topic", "partition"]

@@ -16,10 +16,12 @@ from kmigrate.migration.session import load_migration
 from kmigrate.mirror.model import Link
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
+from kmigrate.reassign.report import status_json as reassignment_json
 from kmigrate.store import Store, zk_moves
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store.links import list_links, require_link
 from kmigrate.store.migrations import events_of, items_of, migration_names
+from kmigrate.zk.report import status_json as zk_move_json
 
 log = logging.getLogger(__name__)
 
@@ -101,28 +103,13 @@ def reassignment(settings: Settings, store: Store, cluster: str) -> dict[str, An
     found = stored_moves.current(store, cluster)
     if found is None:
         raise NotFoundError(f"cluster '{cluster}' has no reassignment applied by kmigrate")
-    counts: dict[str, int] = {}
-    for state in stored_moves.states(store, cluster).values():
-        counts[state] = counts.get(state, 0) + 1
-    return {
-        "cluster": cluster,
-        "state": found.state,
-        "partitions": counts,
-        "throttled_topics": list(found.throttled_topics),
-        "throttled_brokers": list(found.throttled_brokers),
-        "started_ms": found.started_ms,
-    }
+    return {**reassignment_json(store, found), "started_ms": found.started_ms}
 
 
 def zk_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
-    """A ZooKeeper ensemble move of ``cluster``: its phase and history."""
+    """A ZooKeeper ensemble move of ``cluster``: what `zk status` shows, and its history."""
     settings.cluster(cluster)
     found = zk_moves.get_move(store, cluster)
     if found is None:
         raise NotFoundError(f"cluster '{cluster}' has no ZooKeeper move; plan one with `zk plan`")
-    return {
-        "kafka": cluster,
-        "phase": found.phase,
-        "updated_ms": found.updated_ms,
-        "history": to_jsonable(zk_moves.history(store, cluster)),
-    }
+    return {**zk_move_json(found), "history": to_jsonable(zk_moves.history(store, cluster))}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,5 +134,4 @@ def _healthy(port: int) -> bool:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as answer:
             return bool(answer.status == 200)
     except OSError:
-        time.sleep(0.2)
         return False

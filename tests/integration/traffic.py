@@ -57,6 +57,10 @@ class Group(threading.Thread):
                 # a member the restarted coordinator no longer knows rejoins at once
                 # instead of the group waiting out the default 45 s session
                 "session.timeout.ms": 10_000,
+                # the rebalance timeout: a JoinGroup answer lost in a coordinator restart
+                # leaves a phantom member that the group waits for this long (default
+                # 300 s); this member polls every 0.2 s
+                "max.poll.interval.ms": 20_000,
             }
         )
         self.consumer.subscribe([topic])

@@ -93,10 +93,10 @@ def test_a_split_request_merges_back_in_the_clients_order() -> None:
     broker that fails gives retriable errors for its partitions only."""
     sent: dict[tuple[str, int], Any] = {}
 
-    def place(topic: str, partition: int) -> split.Target | ErrorCode:
+    def place(topic: str, item: Any) -> split.Target | ErrorCode:
         if topic == "nowhere":
             return ErrorCode.unknown_topic_or_partition
-        return ("a", 1) if partition % 2 == 0 else ("b", 7)
+        return ("a", 1) if item.partition_index % 2 == 0 else ("b", 7)
 
     async def send(target: split.Target, body: Any) -> Any:
         sent[target] = body

@@ -1,9 +1,11 @@
-"""`kmigrate gateway start | status | route`: the Kafka-protocol gateway."""
+"""`kmigrate gateway start | status | route | migrate | migrations | shield`: the
+Kafka-protocol gateway and the partitions it moves between backends."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 import subprocess
@@ -17,13 +19,18 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.errors import ConfigError, ConflictError, KMigrateError
+from kmigrate.gateway import mover
+from kmigrate.gateway.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.registry import Registry, split_routes_address
 from kmigrate.gateway.server import run_instance
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.store import store_for
+from kmigrate.store.migrations import record_event
 from kmigrate.zk.ensemble import resolve_ensemble
 
+AUDIT = "gateway"  # the audit log's name for the gateway's changes
 routes_option = click.option(
     "--routes",
     metavar="ZK_CONNECT[/PATH]",
@@ -312,3 +319,150 @@ def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
     finally:
         registry.close()
     render.out.print(f"topic {topic} is no longer routed (routing table version {new.version})")
+
+
+# ---------------------------------------------------------------- partition migrations
+
+
+@group.command("migrate")
+@click.option("--topic", required=True)
+@click.option("--partitions", required=True, metavar="P,P,...")
+@click.option("--to", "target", required=True, metavar="CLUSTER")
+@click.option(
+    "--mode",
+    type=click.Choice(["smooth"]),
+    default="smooth",
+    show_default=True,
+    help="smooth: the origin is healthy; writes are fenced, then flipped to the target.",
+)
+@click.option(
+    "--fence-timeout",
+    type=click.FloatRange(1, 300),
+    default=FENCE_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for every instance to acknowledge the fence, then give up.",
+)
+@routes_option
+@json_option
+@pass_app
+def migrate(
+    app: AppContext,
+    topic: str,
+    partitions: str,
+    target: str,
+    mode: str,
+    fence_timeout: float,
+    routes: str | None,
+    as_json: bool,
+) -> None:
+    """Move partitions of TOPIC to cluster CLUSTER while clients keep using the gateway.
+
+    Writes of those partitions pause on every instance (for well under a second when
+    all instances answer), the origin's end offset becomes the migration offset, and
+    writes go on to the target. Clients keep reading the same offsets: below the
+    migration offset from the origin, above it from the target.
+    """
+    settings = app.settings
+    setup = _setup(settings, routes)
+    if setup.group_home is None:
+        raise ConfigError("name the group home cluster in clusters.yaml 'gateway: group_home:'")
+    chosen = int_list(partitions, "--partitions")
+    store = store_for(settings)
+    registry = setup.registry()
+    subjects = [f"{topic}[{p}]" for p in chosen]
+    try:
+        moved = mover.smooth(
+            settings, registry, setup.group_home, topic, chosen, target,
+            render.progress, fence_timeout,
+        )  # fmt: skip
+    except KMigrateError as exc:
+        record_event(store, AUDIT, "gateway migrate", subjects, "refused", str(exc))
+        raise
+    finally:
+        registry.close()
+    detail = "; ".join(
+        f"{m.topic}[{m.partition}] {m.origin}->{m.target} end_offset {m.end_offset} epoch {m.epoch}"
+        for m in moved
+    )
+    record_event(store, AUDIT, "gateway migrate", subjects, "done", detail)
+    if as_json:
+        render.print_json({"mode": mode, "moved": [dataclasses.asdict(m) for m in moved]})
+        return
+    render.table(
+        f"migrated to {target} ({mode}); writes fenced for {moved[0].fence_ms} ms",
+        ["partition", "from", "end offset", "target base", "epoch", "producers carried"],
+        [
+            (f"{m.topic}[{m.partition}]", m.origin, m.end_offset, m.target_base, m.epoch, m.writers)
+            for m in moved
+        ],
+    )
+
+
+@group.command("migrations")
+@routes_option
+@json_option
+@pass_app
+def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
+    """Every partition migration: its record and where its offsets are served from."""
+    registry = _setup(app.settings, routes).registry()
+    try:
+        table = registry.read_routes()
+    finally:
+        registry.close()
+    rows = [
+        {"topic": topic, "partition": p, "written_on": route.cluster_of(p), **m.to_json()}
+        for topic, route in sorted(table.topics.items())
+        for p, chain in sorted(route.migrations.items())
+        for m in chain
+    ]
+    if as_json:
+        render.print_json({"migrations": rows, "shielded": sorted(table.shielded)})
+        return
+    render.table(
+        "partition migrations",
+        ["partition", "origin", "target", "status", "end offset", "target base", "epoch"],
+        [
+            (f"{r['topic']}[{r['partition']}]", r["origin"], r["target"], r["status"],
+             r["end_offset"] if r["end_offset"] is not None else "-", r["target_base"], r["epoch"])
+            for r in rows
+        ],
+    )  # fmt: skip
+    if table.shielded:
+        render.out.print(f"shielded clusters: {', '.join(sorted(table.shielded))}")
+
+
+@group.command("shield")
+@click.argument("cluster")
+@routes_option
+@pass_app
+def shield(app: AppContext, cluster: str, routes: str | None) -> None:
+    """Stop sending requests to CLUSTER: its partitions answer retriable errors at once,
+    so one broken backend cannot slow the gateway down for the others."""
+    _shield(app, cluster, routes, True)
+
+
+@group.command("unshield")
+@click.argument("cluster")
+@routes_option
+@pass_app
+def unshield(app: AppContext, cluster: str, routes: str | None) -> None:
+    """Serve CLUSTER's partitions again."""
+    _shield(app, cluster, routes, False)
+
+
+def _shield(app: AppContext, cluster: str, routes: str | None, on: bool) -> None:
+    settings = app.settings
+    settings.cluster(cluster)  # a name clusters.yaml knows
+    registry = _setup(settings, routes).registry()
+    try:
+        table = registry.read_routes()
+        if (cluster in table.shielded) == on:
+            render.out.print(f"cluster {cluster} is already {'shielded' if on else 'served'}")
+            return
+        new = registry.write_routes(table.with_shield(cluster, on))
+    finally:
+        registry.close()
+    action = "gateway shield" if on else "gateway unshield"
+    record_event(store_for(settings), AUDIT, action, [cluster], "done", None)
+    state = "shielded: its partitions answer retriable errors" if on else "served again"
+    render.out.print(f"cluster {cluster} {state} (routing table version {new.version})")

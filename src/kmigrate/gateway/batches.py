@@ -1,7 +1,8 @@
 """Kafka record batches (magic 2) as the gateway sees them: bytes it passes through,
 except the producer id and epoch of an idempotent producer's batches, which it rewrites
 for backends other than the group home (each cluster allocates its own producer ids),
-recomputing the CRC. Pure.
+recomputing the CRC, and, for partitions that migrated, the base offset and leader
+epoch of fetched batches (outside the CRC: the records themselves are untouched). Pure.
 
     offset  0 baseOffset int64        21 attributes int16       43 producerId int64
             8 batchLength int32       23 lastOffsetDelta int32  51 producerEpoch int16
@@ -22,6 +23,8 @@ _HEADER = 61
 _LENGTH = struct.Struct(">i")
 _PRODUCER = struct.Struct(">qh")
 _CRC = struct.Struct(">I")
+_BASE = struct.Struct(">q")
+_EPOCH = struct.Struct(">i")
 
 
 class BatchError(ValueError):
@@ -79,3 +82,36 @@ def crc_ok(records: bytes) -> bool:
         _CRC.unpack_from(records, s + 17)[0] == crc32c.crc32c(records[s + 21 : e])
         for s, e in _batches(records)
     )
+
+
+def last_sequence_of(records: bytes) -> int | None:
+    """The sequence number of the last record of an idempotent producer's batches."""
+    last = None
+    for start, _ in _batches(records):
+        (sequence,) = _LENGTH.unpack_from(records, start + 53)
+        (delta,) = _LENGTH.unpack_from(records, start + 23)
+        last = sequence + delta
+    return last
+
+
+def rebase(records: bytes, delta: int, below: int | None = None) -> bytes:
+    """Fetched ``records`` as a client of the virtual offset space sees them: every base
+    offset moved by ``delta``, no leader epoch (epochs of two clusters do not compare),
+    only batches that end below ``below``, without a batch the fetch size cut short."""
+    out = bytearray()
+    start = 0
+    while len(records) - start >= _HEADER:
+        (length,) = _LENGTH.unpack_from(records, start + 8)
+        end = start + 12 + length
+        if end > len(records) or records[start + 16] != 2:
+            break  # cut short by the fetch size (or not a batch the gateway can rebase)
+        (base,) = _BASE.unpack_from(records, start)
+        (last,) = _LENGTH.unpack_from(records, start + 23)
+        if below is not None and base + delta + last >= below:
+            break
+        batch = bytearray(records[start:end])
+        _BASE.pack_into(batch, 0, base + delta)
+        _EPOCH.pack_into(batch, 12, -1)
+        out += batch
+        start = end
+    return bytes(out)

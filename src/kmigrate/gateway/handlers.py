@@ -4,7 +4,10 @@
 * Metadata: synthesized: routed topics only, each partition "led" by a live gateway
   instance, leader epochs from the backend that holds the partition.
 * Produce, Fetch, ListOffsets, OffsetForLeaderEpoch: split by partition to the backend
-  broker leading it (kmigrate.gateway.split), answers merged in the client's order.
+  broker leading it (kmigrate.gateway.split), answers merged in the client's order. A
+  partition that migrated is served in virtual offsets (kmigrate.gateway.virtual); its
+  writes wait while a migration fences them (kmigrate.gateway.fences); a shielded
+  cluster's partitions get retriable errors without a request sent there.
 * FindCoordinator: this instance; group requests go to the group's coordinator in the
   "group home" cluster.
 * Transactions (and the KIP-848 consumer protocol, which the gateway does not list) are
@@ -23,7 +26,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
 from kmigrate.errors import ClusterUnreachableError
-from kmigrate.gateway import batches, split
+from kmigrate.gateway import batches, split, virtual
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.entities import (
     NO_THROTTLE,
@@ -32,9 +35,11 @@ from kmigrate.gateway.entities import (
     item_type,
     response_class_of,
 )
+from kmigrate.gateway.fences import Fences
+from kmigrate.gateway.migrations import writers_key
 from kmigrate.gateway.placement import Instance, leader_of, topic_id
 from kmigrate.gateway.producers import ProducerIds
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.routes import RoutingTable, TopicRoute
 from kmigrate.gateway.sequences import SequenceGuard, Write
 from kmigrate.gateway.stats import Timings
 from kmigrate.gateway.wire import Request, known_versions, response_type
@@ -91,6 +96,7 @@ class Gateway:
         backends: Mapping[str, Backend],
         group_home: str,
         producer_ids: ProducerIds | None = None,
+        fences: Fences | None = None,
     ) -> None:
         self.name = name
         self.me = me
@@ -100,6 +106,7 @@ class Gateway:
         self.instances: list[Instance] = [me]
         self.versions: dict[int, tuple[int, int]] = {}
         self.producer_ids = producer_ids
+        self.fences = fences or Fences(_no_acknowledgement)
         self.timings = Timings()
         self._down: set[str] = set()  # backends that failed, until one answers again
 
@@ -153,9 +160,9 @@ class Gateway:
             case 1:
                 return await self.fetch(body)
             case 2:
-                return await self.partitioned(split.LIST_OFFSETS, body)
+                return await self.list_offsets(body)
             case 23:
-                return await self.partitioned(split.LEADER_EPOCH, body)
+                return await self.partitioned(split.LEADER_EPOCH, body, self._place_epoch(body))
             case 10:
                 return self.find_coordinator(body)
             case 15:
@@ -215,13 +222,14 @@ class Gateway:
                 )
                 continue
             partitions = []
+            route = self.routes.topics[name]
             for p in range(count):
                 leader = leader_of(name, p, instances).node_id
                 known = self._leader(name, p)
                 code, epoch = (
                     (ErrorCode.leader_not_available, -1)
                     if known is None or known.broker < 0
-                    else (ErrorCode.none, known.epoch)
+                    else (ErrorCode.none, -1 if p in route.migrations else known.epoch)
                 )
                 partitions.append(
                     build(
@@ -283,16 +291,84 @@ class Gateway:
 
     # ------------------------------------------------------------ partitioned requests
 
-    def _place(self, topic: str, partition: int) -> split.Target | ErrorCode:
-        cluster = self.routes.cluster_of(topic, partition)
-        if cluster is None:
-            return ErrorCode.unknown_topic_or_partition
+    def _target(self, cluster: str, topic: str, partition: int) -> split.Target | ErrorCode:
+        """The broker of ``cluster`` that leads ``topic[partition]``."""
+        if cluster in self.routes.shielded:
+            return ErrorCode.not_leader_or_follower
         backend = self.backends.get(cluster)
         leader = backend.leader(topic, partition) if backend else None
         if leader is None or leader.broker < 0:
             self._soon_refresh(cluster)
             return ErrorCode.not_leader_or_follower
         return cluster, leader.broker
+
+    def _route(self, topic: str, item: Any, index: str) -> tuple[TopicRoute, int] | ErrorCode:
+        route = self.routes.topics.get(topic)
+        if route is None:
+            return ErrorCode.unknown_topic_or_partition
+        return route, int(getattr(item, index))
+
+    def _routed(self, part: virtual.Part | ErrorCode, topic: str, p: int) -> Any:
+        if isinstance(part, ErrorCode):
+            return part
+        target = self._target(part.cluster, topic, p)
+        return (
+            target if isinstance(target, ErrorCode) else split.Routed(target, part.item, part.fix)
+        )
+
+    def _place_with(self, shape: split.Shape) -> split.Place:
+        def place(topic: str, item: Any) -> Any:
+            found = self._route(topic, item, shape.index)
+            if isinstance(found, ErrorCode):
+                return found
+            route, p = found
+            return self._target(route.cluster_of(p), topic, p)
+
+        return place
+
+    def _place_fetch(self, topic: str, item: Any) -> Any:
+        found = self._route(topic, item, "partition")
+        if isinstance(found, ErrorCode):
+            return found
+        route, p = found
+        space = route.space(p)
+        if space is None:
+            return self._target(route.cluster_of(p), topic, p)
+        return self._routed(virtual.fetch(space, item), topic, p)
+
+    def _place_epoch(self, body: Any) -> split.Place:
+        reply_type = split.reply_partition_type(split.LEADER_EPOCH, body)
+
+        def place(topic: str, item: Any) -> Any:
+            found = self._route(topic, item, "partition")
+            if isinstance(found, ErrorCode):
+                return found
+            route, p = found
+            if p not in route.migrations:
+                return self._target(route.cluster_of(p), topic, p)
+            return split.Local(virtual.leader_epoch_answer(reply_type, item))
+
+        return place
+
+    def _place_write(self, body: Any) -> split.Place:
+        reply_type = split.reply_partition_type(split.PRODUCE, body)
+
+        def place(topic: str, item: Any) -> Any:
+            found = self._route(topic, item, "index")
+            if isinstance(found, ErrorCode):
+                return found
+            route, p = found
+            if self.fences.fenced((topic, p)):
+                return ErrorCode.not_leader_or_follower  # parked too long: not written, retry
+            target = self._target(route.cluster_of(p), topic, p)
+            space = route.space(p)
+            if space is None or isinstance(target, ErrorCode):
+                return target
+            if _written_on_origin(route, p, item):
+                return split.Local(split.PRODUCE.error(reply_type, p, ErrorCode.none))
+            return split.Routed(target, item, virtual.produce_fix(space))
+
+        return place
 
     async def _send(self, target: split.Target, body: Any, expect_response: bool = True) -> Any:
         cluster, broker = target
@@ -333,10 +409,43 @@ class Gateway:
             task = asyncio.get_running_loop().create_task(backend.refresh())
             task.add_done_callback(_quiet)
 
-    async def partitioned(self, shape: split.Shape, body: Any) -> Any:
+    async def partitioned(
+        self, shape: split.Shape, body: Any, place: split.Place | None = None
+    ) -> Any:
         return await split.split_call(
-            shape, body, self._place, self._send, on_failure=self._failed, on_errors=self._answered
+            shape,
+            body,
+            place or self._place_with(shape),
+            self._send,
+            on_failure=self._failed,
+            on_errors=self._answered,
         )
+
+    async def list_offsets(self, body: Any) -> Any:
+        """ListOffsets; a by-timestamp lookup of a migrated partition that finds nothing
+        in one segment asks the next (virtual offsets grow with time across them)."""
+
+        def place(attempt: int) -> split.Place:
+            def at(topic: str, item: Any) -> Any:
+                found = self._route(topic, item, "partition_index")
+                if isinstance(found, ErrorCode):
+                    return found
+                route, p = found
+                space = route.space(p)
+                if space is None:
+                    return self._target(route.cluster_of(p), topic, p)
+                return self._routed(virtual.list_offsets(space, item, attempt), topic, p)
+
+            return at
+
+        answer = await self.partitioned(split.LIST_OFFSETS, body, place(0))
+        for attempt in range(1, 4):
+            again = _again(self.routes, body, answer, attempt)
+            if again is None:
+                break
+            more = await self.partitioned(split.LIST_OFFSETS, again, place(attempt))
+            answer = _replaced(answer, more)
+        return answer
 
     async def produce(self, body: Any, guard: SequenceGuard) -> Any:
         if body.transactional_id:
@@ -352,27 +461,30 @@ class Gateway:
             part = await self._for_cluster(target[0], part)
             return await self._send(target, part, expect_response=acks != 0)
 
-        if acks == 0:
-            return await split.split_call(
-                split.PRODUCE, body, self._place, send, expect_response=False
-            )
-        writes = _writes(body)
-        for write in writes:
-            guard.sent(write)
-        try:
-            answer = await split.split_call(
-                split.PRODUCE,
-                body,
-                self._place,
-                send,
-                on_failure=self._produce_failed,
-                on_errors=self._answered,
-            )
-        except BaseException:
+        keys = [(t.name, int(p.index)) for t in body.topic_data for p in t.partition_data]
+        await self.fences.admit(keys)
+        with self.fences.writing(keys):
+            if acks == 0:
+                return await split.split_call(
+                    split.PRODUCE, body, self._place_write(body), send, expect_response=False
+                )
+            writes = _writes(body)
             for write in writes:
-                guard.answered(write, ErrorCode.unknown_server_error)
-            raise
-        return _guarded(answer, writes, guard)
+                guard.sent(write)
+            try:
+                answer = await split.split_call(
+                    split.PRODUCE,
+                    body,
+                    self._place_write(body),
+                    send,
+                    on_failure=self._produce_failed,
+                    on_errors=self._answered,
+                )
+            except BaseException:
+                for write in writes:
+                    guard.answered(write, ErrorCode.unknown_server_error)
+                raise
+            return _guarded(answer, writes, guard)
 
     def _produce_failed(self, target: split.Target, exc: Exception) -> ErrorCode:
         """A write that reached the backend and got no answer may be in its log: the
@@ -436,7 +548,7 @@ class Gateway:
         answer = await split.split_call(
             split.FETCH,
             body,
-            self._place,
+            self._place_fetch,
             send,
             adjust=no_session,
             on_failure=self._failed,
@@ -580,6 +692,60 @@ def _without_hints(partition: Any) -> Any:
     if "current_leader" in names and partition.current_leader.leader_id != -1:
         changes["current_leader"] = type(partition.current_leader)()
     return dataclasses.replace(partition, **changes) if changes else partition
+
+
+async def _no_acknowledgement(_topic: str, _partition: int, _epoch: int) -> None:
+    """An instance without ZooKeeper (tests of the handlers alone)."""
+
+
+def _written_on_origin(route: TopicRoute, partition: int, item: Any) -> bool:
+    """Whether ``item`` is a retried write the origin already holds (its answer was lost
+    as the partition moved): sent to the target it would be written twice."""
+    chain = route.migrations.get(partition)
+    writers = chain[-1].writers if chain else None
+    if not writers or not item.records:
+        return False
+    sequence = batches.sequence_of(item.records)
+    last = batches.last_sequence_of(item.records)
+    if sequence is None or last is None:
+        return False
+    held = writers.get(writers_key(sequence[0], sequence[1]))
+    return held is not None and last <= held
+
+
+def _again(routes: RoutingTable, body: Any, answer: Any, attempt: int) -> Any:
+    """The by-timestamp lookups of ``body`` to ask the next segment, or None."""
+    replies = {(t.name, int(r.partition_index)): r for t in answer.topics for r in t.partitions}
+    topics = []
+    for topic in body.topics:
+        route = routes.topics.get(topic.name)
+        chosen = []
+        for item in topic.partitions:
+            p = int(item.partition_index)
+            space = route.space(p) if route else None
+            reply = replies.get((topic.name, p))
+            if space and reply is not None and virtual.needs_next(space, item, reply, attempt - 1):
+                chosen.append(item)
+        if chosen:
+            topics.append(dataclasses.replace(topic, partitions=tuple(chosen)))
+    return dataclasses.replace(body, topics=tuple(topics)) if topics else None
+
+
+def _replaced(answer: Any, more: Any) -> Any:
+    """``answer`` with the partitions ``more`` answers taken from ``more``."""
+    better = {(t.name, int(r.partition_index)): r for t in more.topics for r in t.partitions}
+    return dataclasses.replace(
+        answer,
+        topics=tuple(
+            dataclasses.replace(
+                t,
+                partitions=tuple(
+                    better.get((t.name, int(r.partition_index)), r) for r in t.partitions
+                ),
+            )
+            for t in answer.topics
+        ),
+    )
 
 
 def _quiet(task: asyncio.Task[Any]) -> None:

@@ -3,6 +3,8 @@ compare-and-set) and the live instances (an ephemeral znode each).
 
     <path>/routes                 JSON routing table (kmigrate.gateway.routes)
     <path>/instances/<id>         {"host": ..., "port": ...}, ephemeral
+    <path>/fences/<topic>:<partition>:<epoch>/<id>
+                                  an instance's acknowledgement of a write fence, ephemeral
 
 Every instance watches both, so a route change or an instance that dies reaches all of
 them within ZooKeeper's notification time (well under a second on a healthy ensemble).
@@ -10,13 +12,14 @@ them within ZooKeeper's notification time (well under a second on a healthy ense
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from kmigrate.errors import ConflictError
 from kmigrate.gateway.placement import Instance
@@ -73,7 +76,10 @@ class Registry:
         return RoutingTable(table.topics, stat.version)
 
     def watch_routes(self, changed: Callable[[RoutingTable], None]) -> None:
+        """Call ``changed`` with the table now (read after a sync: not a stale server's
+        copy) and with every new version."""
         self.zk.ensure_path(self.routes_path)
+        self.zk.sync(self.routes_path)
 
         def on_data(raw: bytes | None, stat: object) -> None:
             version = getattr(stat, "version", -1)
@@ -83,6 +89,38 @@ class Registry:
                 log.exception("ignoring an unreadable routing table (version %s)", version)
 
         self.zk.DataWatch(self.routes_path, on_data)
+
+    # ------------------------------------------------------------ fences
+
+    def _fence_path(self, topic: str, partition: int, epoch: int) -> str:
+        # ':' never occurs in a Kafka topic name
+        return f"{self.path}/fences/{topic}:{partition}:{epoch}"
+
+    def acknowledge_fence(self, topic: str, partition: int, epoch: int, node_id: int) -> None:
+        with contextlib.suppress(NodeExistsError):
+            self.zk.create(
+                f"{self._fence_path(topic, partition, epoch)}/{node_id}",
+                ephemeral=True,
+                makepath=True,
+            )
+
+    def fence_acknowledgements(self, topic: str, partition: int, epoch: int) -> set[int]:
+        try:
+            found = self.zk.get_children(self._fence_path(topic, partition, epoch))
+        except NoNodeError:
+            return set()
+        return {int(c) for c in found if c.isdigit()}
+
+    def clear_fences(self, topic: str, partition: int) -> None:
+        """Forget every acknowledgement of ``topic[partition]``'s fences."""
+        try:
+            children = self.zk.get_children(f"{self.path}/fences")
+        except NoNodeError:
+            return
+        for child in children:
+            if child.rsplit(":", 2)[:2] == [topic, str(partition)]:
+                with contextlib.suppress(NoNodeError, NotEmptyError):
+                    self.zk.delete(f"{self.path}/fences/{child}", recursive=True)
 
     # ------------------------------------------------------------ instances
 

@@ -3,7 +3,9 @@ that holds its partitions (one cluster per topic, with per-partition exceptions)
 
 Pure: the table is a value kept as JSON in ZooKeeper; every change is a new table
 written with a compare-and-set on the znode's version (kmigrate.gateway.registry).
-A topic that is not in the table does not exist for the gateway's clients.
+A topic that is not in the table does not exist for the gateway's clients. Next to the
+routes live each partition's migrations (kmigrate.gateway.migrations) and the shielded
+clusters, so one compare-and-set changes a route and its migration record together.
 """
 
 from __future__ import annotations
@@ -13,17 +15,33 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kmigrate.errors import ConfigError
+from kmigrate.gateway.migrations import Migration, Segment, segments
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 
 
 @dataclass(frozen=True)
 class TopicRoute:
     cluster: str  # where the topic's partitions live
     partitions: Mapping[int, str] = field(default_factory=dict)  # exceptions, per partition
+    migrations: Mapping[int, tuple[Migration, ...]] = field(default_factory=dict)  # oldest first
 
     def cluster_of(self, partition: int) -> str:
         return self.partitions.get(partition, self.cluster)
+
+    def space(self, partition: int) -> list[Segment] | None:
+        """The partition's virtual offset space; None when it never migrated (client
+        offsets are its cluster's)."""
+        chain = self.migrations.get(partition)
+        if not chain or not chain[0].flipped:
+            return None
+        return segments(self.cluster_of(partition), chain)
+
+    def migrating(self, partition: int) -> Migration | None:
+        """The partition's migration whose writes are fenced now, if any."""
+        chain = self.migrations.get(partition)
+        return chain[-1] if chain and not chain[-1].flipped else None
 
     def clusters(self) -> set[str]:
         return {self.cluster, *self.partitions.values()}
@@ -33,6 +51,7 @@ class TopicRoute:
 class RoutingTable:
     topics: Mapping[str, TopicRoute] = field(default_factory=dict)
     version: int = -1  # the znode version it was read at; -1: not stored yet
+    shielded: frozenset[str] = frozenset()  # clusters the gateway sends nothing to
 
     def cluster_of(self, topic: str, partition: int) -> str | None:
         route = self.topics.get(topic)
@@ -60,6 +79,25 @@ class RoutingTable:
             route = replace(current, partitions=exceptions)
         return replace(self, topics={**self.topics, topic: route})
 
+    def with_migration(
+        self, topic: str, partition: int, migration: Migration, *, replace_last: bool
+    ) -> RoutingTable:
+        """This table with ``migration`` as ``topic[partition]``'s newest record (in place
+        of the newest one with ``replace_last``); a flipped one also routes the partition
+        to its target."""
+        current = self.topics[topic]
+        chain = tuple(current.migrations.get(partition, ()))
+        chain = (chain[:-1] if replace_last else chain) + (migration,)
+        route = replace(current, migrations={**current.migrations, partition: chain})
+        table = replace(self, topics={**self.topics, topic: route})
+        if migration.flipped:
+            table = table.with_route(topic, migration.target, [partition])
+        return table
+
+    def with_shield(self, cluster: str, on: bool) -> RoutingTable:
+        shielded = self.shielded | {cluster} if on else self.shielded - {cluster}
+        return replace(self, shielded=frozenset(shielded))
+
     def without(self, topic: str) -> RoutingTable:
         if topic not in self.topics:
             raise ConfigError(f"topic '{topic}' has no route")
@@ -68,10 +106,15 @@ class RoutingTable:
     def to_json(self) -> bytes:
         body = {
             "format": FORMAT,
+            "shielded": sorted(self.shielded),
             "topics": {
                 name: {
                     "cluster": route.cluster,
                     "partitions": {str(p): c for p, c in sorted(route.partitions.items())},
+                    "migrations": {
+                        str(p): [m.to_json() for m in chain]
+                        for p, chain in sorted(route.migrations.items())
+                    },
                 }
                 for name, route in sorted(self.topics.items())
             },
@@ -85,15 +128,20 @@ def parse_table(raw: bytes | None, version: int) -> RoutingTable:
         return RoutingTable(version=version)
     try:
         body = json.loads(raw)
-        if body.get("format") != FORMAT:
-            raise ValueError(f"format {body.get('format')!r}, expected {FORMAT}")
+        if body.get("format") not in READABLE_FORMATS:
+            raise ValueError(f"format {body.get('format')!r}, expected one of {READABLE_FORMATS}")
         topics = {
             name: TopicRoute(
                 str(entry["cluster"]),
                 {int(p): str(c) for p, c in entry.get("partitions", {}).items()},
+                {
+                    int(p): tuple(Migration.from_json(m) for m in chain)
+                    for p, chain in entry.get("migrations", {}).items()
+                },
             )
             for name, entry in body["topics"].items()
         }
+        shielded = frozenset(str(c) for c in body.get("shielded", ()))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"the gateway's routing table is not readable: {exc}") from None
-    return RoutingTable(topics, version)
+    return RoutingTable(topics, version, shielded)

@@ -20,6 +20,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.gateway import wire
 from kmigrate.gateway.backend import Backend, BackendUnavailable
+from kmigrate.gateway.fences import Fences
 from kmigrate.gateway.handlers import Gateway
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.producers import ProducerIds
@@ -27,6 +28,7 @@ from kmigrate.gateway.registry import Registry
 from kmigrate.gateway.sequences import SequenceGuard
 
 log = logging.getLogger(__name__)
+READ_ROUTES_S = 30.0
 
 
 class Connection:
@@ -123,31 +125,51 @@ async def run_instance(
     ready: Callable[[Gateway], None] = lambda _g: None,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve until ``stop`` is set: start backends, listen, register, follow the routes
-    and the instances through ZooKeeper watches."""
+    """Serve until ``stop`` is set: start backends, listen, register, read the routes
+    (and the migrations, whose fences this instance must honour from its first request:
+    seed 000's start barrier), then serve, following routes and instances through
+    ZooKeeper watches."""
     backends = {c.name: Backend(c, f"kmigrate-gateway-{me.node_id}") for c in clusters}
     producer_ids = ProducerIds(registry.zk, registry.path, backends.__getitem__)
-    gateway = Gateway(name, me, backends, group_home, producer_ids)
+
+    async def acknowledge(topic: str, partition: int, epoch: int) -> None:
+        await asyncio.to_thread(registry.acknowledge_fence, topic, partition, epoch, me.node_id)
+
+    gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
     await gateway.start()
     loop = asyncio.get_running_loop()
+    routes_known = asyncio.Event()
 
     def on_routes(table: Any) -> None:
-        loop.call_soon_threadsafe(_set_routes, gateway, table)
+        loop.call_soon_threadsafe(_set_routes, gateway, table, routes_known)
 
     def on_instances(found: list[Instance]) -> None:
         loop.call_soon_threadsafe(_set_instances, gateway, found)
 
     try:
         server = await asyncio.start_server(
-            lambda r, w: Connection(gateway, r, w).serve(), me.host, me.port, reuse_address=True
+            lambda r, w: Connection(gateway, r, w).serve(),
+            me.host,
+            me.port,
+            reuse_address=True,
+            start_serving=False,
         )
     except OSError as exc:
         gateway.close()
         raise ConfigError(f"cannot listen on {me.host}:{me.port}: {exc.strerror}") from None
     try:
+        # Registered first, routes read after: a migration that fences writes from now on
+        # either waits for this instance's acknowledgement or is seen in that first read.
         await asyncio.to_thread(registry.register, me)
         await asyncio.to_thread(registry.watch_routes, on_routes)
+        try:
+            await asyncio.wait_for(routes_known.wait(), READ_ROUTES_S)
+        except TimeoutError:
+            raise ConfigError(
+                f"could not read the routing table within {READ_ROUTES_S:g}s; not serving"
+            ) from None
         await asyncio.to_thread(registry.watch_instances, on_instances)
+        await server.start_serving()
         ready(gateway)
         tending = asyncio.create_task(producer_ids.tend_forever())
         await (stop or asyncio.Event()).wait()
@@ -159,10 +181,12 @@ async def run_instance(
             log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
 
 
-def _set_routes(gateway: Gateway, table: Any) -> None:
+def _set_routes(gateway: Gateway, table: Any, known: asyncio.Event) -> None:
     if table.version != gateway.routes.version:
         log.info("routing table version %s: %d topic(s)", table.version, len(table.topics))
     gateway.routes = table
+    gateway.fences.follow(table)
+    known.set()
 
 
 def _set_instances(gateway: Gateway, found: list[Instance]) -> None:

@@ -68,7 +68,25 @@ LIST_OFFSETS = Shape(
 LEADER_EPOCH = Shape("topics", "topic", "partitions", "partition", "topics", "topic", "partition")
 
 
-Place = Callable[[str, int], "Target | ErrorCode"]
+@dataclass(frozen=True)
+class Routed:
+    """A partition sent to ``target`` as ``item`` (rewritten for that backend), its
+    answer passed through ``fix`` on the way back (for partitions that migrated: offsets
+    of the backend made virtual)."""
+
+    target: Target
+    item: Any
+    fix: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Local:
+    """A partition the gateway answers itself."""
+
+    reply: Any
+
+
+Place = Callable[[str, Any], "Target | Routed | Local | ErrorCode"]
 Send = Callable[[Target, Any], Awaitable[Any]]
 
 
@@ -80,10 +98,12 @@ class _Plan:
     parts: dict[Target, dict[str, list[Any]]]
     topics: dict[str, Any]
     errors: dict[tuple[str, int], ErrorCode]
+    fixes: dict[tuple[str, int], Callable[[Any], Any]]
+    local: dict[tuple[str, int], Any]
 
 
 def _take_apart(shape: Shape, request: Any, place: Place) -> _Plan:
-    plan = _Plan([], {}, {}, {})
+    plan = _Plan([], {}, {}, {}, {}, {})
     for topic in getattr(request, shape.topics):
         name = getattr(topic, shape.name)
         plan.topics[name] = topic
@@ -91,9 +111,15 @@ def _take_apart(shape: Shape, request: Any, place: Place) -> _Plan:
         for partition in getattr(topic, shape.partitions):
             index = int(getattr(partition, shape.index))
             indexes.append(index)
-            where = place(name, index)
+            where = place(name, partition)
             if isinstance(where, ErrorCode):
                 plan.errors[(name, index)] = where
+            elif isinstance(where, Local):
+                plan.local[(name, index)] = where.reply
+            elif isinstance(where, Routed):
+                plan.parts.setdefault(where.target, {}).setdefault(name, []).append(where.item)
+                if where.fix is not None:
+                    plan.fixes[(name, index)] = where.fix
             else:
                 plan.parts.setdefault(where, {}).setdefault(name, []).append(partition)
         plan.order.append((name, indexes))
@@ -145,12 +171,21 @@ async def split_call(
         for topic in getattr(answer, shape.reply_topics):
             name = getattr(topic, shape.reply_name)
             for partition in getattr(topic, shape.reply_partitions):
-                found[(name, int(getattr(partition, shape.reply_index)))] = partition
+                key = (name, int(getattr(partition, shape.reply_index)))
+                fix = plan.fixes.get(key)
+                found[key] = fix(partition) if fix and partition.error_code == 0 else partition
                 codes.add(partition.error_code)
         codes.discard(ErrorCode.none)
         if codes:
             on_errors(target, codes)
     return _merged(shape, request, plan, found, first)
+
+
+def reply_partition_type(shape: Shape, request: Any) -> type:
+    """The type of one partition's answer to ``request``."""
+    topic_type = item_type(response_class_of(request), shape.reply_topics)
+    found: type = item_type(topic_type, shape.reply_partitions)
+    return found
 
 
 def _merged(
@@ -162,7 +197,11 @@ def _merged(
 
     def answer(name: str, index: int) -> Any:
         code = plan.errors.get((name, index), ErrorCode.unknown_server_error)
-        return found.get((name, index)) or shape.error(partition_type, index, code)
+        return (
+            found.get((name, index))
+            or plan.local.get((name, index))
+            or shape.error(partition_type, index, code)
+        )
 
     merged = tuple(
         build(

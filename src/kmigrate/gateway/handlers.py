@@ -365,6 +365,7 @@ class Gateway:
             if space is None or isinstance(target, ErrorCode):
                 return target
             if _written_on_origin(route, p, item):
+                log.info("%s[%d]: a retried write the origin holds; answered as written", topic, p)
                 return split.Local(split.PRODUCE.error(reply_type, p, ErrorCode.none))
             return split.Routed(target, item, virtual.produce_fix(space))
 

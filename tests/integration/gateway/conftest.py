@@ -103,7 +103,7 @@ def running_gateway(
         manager.down(folder / "zk", purge=True, grace=5)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def gateway(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     folder = tmp_path_factory.mktemp("gateway").resolve()
     with running_gateway(clusters.config_path, folder) as gw:

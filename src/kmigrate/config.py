@@ -115,6 +115,7 @@ class GatewayConfig(_Strict):
     zookeeper: str  # an ensemble of the 'zookeeper:' section, or a connect string
     path: str = "/kmigrate-gateway"
     session_timeout_s: float = Field(default=6.0, gt=0)
+    age_every_s: float = Field(default=60.0, gt=0)  # the aging timer's period
 
 
 class StoreConfig(_Strict):

@@ -315,3 +315,43 @@ def test_a_retry_of_a_write_the_origin_holds_is_recognised() -> None:
     assert _written_on_origin(topic_route, 0, write(10, 3))  # 10..12: held by the origin
     assert not _written_on_origin(topic_route, 0, write(13, 2))  # new
     assert not _written_on_origin(topic_route, 1, write(10, 3))  # another partition
+
+
+def test_a_migration_ages_once_the_origin_deleted_everything_below_its_end() -> None:
+    from kmigrate.gateway.aging import aged, deletable
+
+    table = RoutingTable().with_route("t", "a")
+    for p, end in ((0, 10), (1, 20)):
+        table = table.with_migration("t", p, _migrated("a", "b", end), replace_last=False)
+    table = table.normalized("t", 2)
+    assert table.topics["t"].cluster == "b" and not table.topics["t"].partitions
+    with pytest.raises(ConfigError, match="has partition migrations"):
+        table.with_route("t", "c")
+    half = aged(table, {("a", "t", 0): 10, ("a", "t", 1): 19})
+    assert [half.topics["t"].migrations[p][-1].status for p in (0, 1)] == [
+        Status.AGED,
+        Status.MIGRATED,
+    ]
+    assert half.topics["t"].migrations[0][-1].epoch == 2
+    assert deletable(half, "home") == []  # partition 1 still reads from a
+    done = aged(half, {("a", "t", 1): None})  # the topic is gone from a
+    assert deletable(done, "home") == [("a", "t")]
+    assert deletable(done, "a") == []  # never the group home's copy
+    # reads below the end offset are out of range once aged; earliest is the end offset
+    space = done.topics["t"].space(0)
+    assert space is not None and not space[0].readable
+    item = ListOffsetsPartition(partition_index=0, timestamp=virtual.EARLIEST)
+    part = virtual.list_offsets(space, item)
+    assert isinstance(part, virtual.Part) and part.cluster == "b"
+
+
+def test_an_origin_still_written_or_kept_is_not_deleted() -> None:
+    from kmigrate.gateway.aging import deletable
+
+    kept = Migration("a", "b", Status.AGED, 2, Mode.SMOOTH, 5, 0, keep_origin=True)
+    table = RoutingTable().with_route("t", "a").with_migration("t", 0, kept, replace_last=False)
+    assert deletable(table, "home") == []
+    gone = Migration("a", "b", Status.AGED, 2, Mode.SMOOTH, 5, 0)
+    table = RoutingTable().with_route("t", "a").with_migration("t", 0, gone, replace_last=False)
+    assert table.cluster_of("t", 1) == "a"  # partition 1 still written on a
+    assert deletable(table, "home") == []

@@ -45,6 +45,7 @@ class Setup:
     where: str  # the ensemble's name, for messages
     group_home: str | None
     timeout_s: float
+    age_every_s: float = 60.0
 
     def registry(self) -> Registry:
         return Registry(self.connect, self.path, self.where, self.timeout_s)
@@ -68,7 +69,8 @@ def _setup(settings: Settings, routes: str | None, group_home: str | None = None
             "zookeeper) or pass --routes ZK_CONNECT/PATH"
         )
     home = group_home or (config.group_home if config else None)
-    return Setup(ensemble.connect, path, ensemble.name, home, timeout)
+    age = config.age_every_s if config else 60.0
+    return Setup(ensemble.connect, path, ensemble.name, home, timeout, age)
 
 
 @click.group("gateway")
@@ -88,6 +90,12 @@ def group() -> None:
     show_default=True,
     help="This instance's broker id, unique in the gateway.",
 )
+@click.option(
+    "--age-every",
+    type=click.FloatRange(min=0.1),
+    metavar="SECONDS",
+    help="Period of the aging timer (default: clusters.yaml 'gateway: age_every_s:', 60).",
+)
 @click.option("--detach", is_flag=True, help="Run in the background; print its pid and log.")
 @pass_app
 def start(
@@ -96,6 +104,7 @@ def start(
     routes: str | None,
     group_home: str | None,
     node_id: int,
+    age_every: float | None,
     detach: bool,
 ) -> None:
     """Run one gateway instance until SIGTERM or Ctrl-C."""
@@ -121,7 +130,13 @@ def start(
     try:
         _run(
             lambda stop: run_instance(
-                setup.where, me, clusters, setup.group_home, registry, stop=stop
+                setup.where,
+                me,
+                clusters,
+                setup.group_home,
+                registry,
+                stop=stop,
+                age_every_s=age_every or setup.age_every_s,
             )
         )
     finally:
@@ -336,6 +351,11 @@ def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
     help="smooth: the origin is healthy; writes are fenced, then flipped to the target.",
 )
 @click.option(
+    "--keep-origin",
+    is_flag=True,
+    help="Keep the origin's topic once aged (default: deleted when nothing is left to read).",
+)
+@click.option(
     "--fence-timeout",
     type=click.FloatRange(1, 300),
     default=FENCE_TIMEOUT_S,
@@ -351,6 +371,7 @@ def migrate(
     partitions: str,
     target: str,
     mode: str,
+    keep_origin: bool,
     fence_timeout: float,
     routes: str | None,
     as_json: bool,
@@ -373,7 +394,7 @@ def migrate(
     try:
         moved = mover.smooth(
             settings, registry, setup.group_home, topic, chosen, target,
-            render.progress, fence_timeout,
+            render.progress, fence_timeout, keep_origin,
         )  # fmt: skip
     except KMigrateError as exc:
         record_event(store, AUDIT, "gateway migrate", subjects, "refused", str(exc))

@@ -49,6 +49,7 @@ class Migration:
     end_offset: int | None = None  # virtual; None while Migrating
     target_base: int = 0  # the target's physical offset at end_offset
     ignore_origin: bool = False  # reads never go to the origin (its records are skipped)
+    keep_origin: bool = False  # once aged, do not delete the origin's topic
     # Per idempotent client producer ("id:epoch"), the last sequence number the origin
     # holds for this partition: a retry of it sent to the target is answered as written.
     writers: Mapping[str, int] = field(default_factory=dict)
@@ -69,6 +70,7 @@ class Migration:
             "end_offset": self.end_offset,
             "target_base": self.target_base,
             "ignore_origin": self.ignore_origin,
+            "keep_origin": self.keep_origin,
             "writers": dict(sorted(self.writers.items())),
             "started_ms": self.started_ms,
             "changed_ms": self.changed_ms,
@@ -86,6 +88,7 @@ class Migration:
             end_offset=None if end is None else int(end),
             target_base=int(body.get("target_base", 0)),
             ignore_origin=bool(body.get("ignore_origin", False)),
+            keep_origin=bool(body.get("keep_origin", False)),
             writers={str(k): int(v) for k, v in body.get("writers", {}).items()},
             started_ms=int(body.get("started_ms", 0)),
             changed_ms=int(body.get("changed_ms", 0)),
@@ -175,5 +178,9 @@ def check_start(
             )
 
 
-def begin(origin: str, target: str, epoch: int, mode: Mode, ignore: bool, now: int) -> Migration:
-    return Migration(origin, target, Status.MIGRATING, epoch, mode, None, 0, ignore, {}, now, now)
+def begin(
+    origin: str, target: str, epoch: int, mode: Mode, ignore: bool, now: int, keep: bool = False
+) -> Migration:
+    return Migration(
+        origin, target, Status.MIGRATING, epoch, mode, None, 0, ignore, keep, {}, now, now
+    )

@@ -64,6 +64,7 @@ def smooth(
     target: str,
     progress: Progress = lambda _m: None,
     fence_timeout_s: float = FENCE_TIMEOUT_S,
+    keep_origin: bool = False,
 ) -> list[Moved]:
     chosen = sorted(set(partitions))
     table = registry.read_routes()
@@ -87,7 +88,7 @@ def smooth(
             chain = t.topics[topic].migrations.get(p, ())
             resuming = bool(chain) and not chain[-1].flipped
             epochs[p] = (chain[-1].epoch + 1) if chain else 1
-            record = begin(origins[p], target, epochs[p], Mode.SMOOTH, False, now)
+            record = begin(origins[p], target, epochs[p], Mode.SMOOTH, False, now, keep_origin)
             t = t.with_migration(topic, p, record, replace_last=resuming)
         return t
 
@@ -124,7 +125,7 @@ def smooth(
                 changed_ms=int(time.time() * 1000),
             )
             t = t.with_migration(topic, p, done, replace_last=True)
-        return t
+        return t.normalized(topic, count)
 
     _change(registry, flip)
     took = int((time.monotonic() - fenced_at) * 1000)

@@ -62,6 +62,11 @@ class RoutingTable:
     ) -> RoutingTable:
         """This table with ``topic`` (or only its ``partitions``) routed to ``cluster``."""
         current = self.topics.get(topic)
+        if current is not None and current.migrations and partitions is None:
+            raise ConfigError(
+                f"topic '{topic}' has partition migrations (its clients read virtual "
+                "offsets); move its partitions with `kmigrate gateway migrate`"
+            )
         if partitions is None:
             route = TopicRoute(cluster)
         elif current is None:
@@ -93,6 +98,16 @@ class RoutingTable:
         if migration.flipped:
             table = table.with_route(topic, migration.target, [partition])
         return table
+
+    def normalized(self, topic: str, count: int) -> RoutingTable:
+        """This table with ``topic``'s cluster the one that holds all its ``count``
+        partitions, when one does (no exceptions left), its migrations kept."""
+        route = self.topics[topic]
+        where = {route.cluster_of(p) for p in range(count)}
+        if len(where) != 1 or (route.cluster in where and not route.partitions):
+            return self
+        whole = replace(route, cluster=where.pop(), partitions={})
+        return replace(self, topics={**self.topics, topic: whole})
 
     def with_shield(self, cluster: str, on: bool) -> RoutingTable:
         shielded = self.shielded | {cluster} if on else self.shielded - {cluster}

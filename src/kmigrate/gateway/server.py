@@ -19,6 +19,7 @@ from typing import Any
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.gateway import wire
+from kmigrate.gateway.aging import age_once
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.fences import Fences
 from kmigrate.gateway.handlers import Gateway
@@ -124,6 +125,7 @@ async def run_instance(
     registry: Registry,
     ready: Callable[[Gateway], None] = lambda _g: None,
     stop: asyncio.Event | None = None,
+    age_every_s: float = 60.0,
 ) -> None:
     """Serve until ``stop`` is set: start backends, listen, register, read the routes
     (and the migrations, whose fences this instance must honour from its first request:
@@ -172,13 +174,37 @@ async def run_instance(
         await server.start_serving()
         ready(gateway)
         tending = asyncio.create_task(producer_ids.tend_forever())
+        timer = asyncio.create_task(
+            _age_forever(gateway, registry, {c.name: c for c in clusters}, group_home, age_every_s)
+        )
         await (stop or asyncio.Event()).wait()
         tending.cancel()
+        timer.cancel()
     finally:
         server.close()
         gateway.close()
         for api, numbers in gateway.timings.summary().items():
             log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
+
+
+async def _age_forever(
+    gateway: Gateway,
+    registry: Registry,
+    clusters: dict[str, ClusterConfig],
+    group_home: str,
+    every_s: float,
+) -> None:
+    """The aging timer, run by the live instance with the lowest id."""
+    while True:
+        await asyncio.sleep(every_s)
+        if gateway.me.node_id != min(i.node_id for i in gateway.live_instances()):
+            continue
+        if not any(r.migrations for r in gateway.routes.topics.values()):
+            continue
+        try:
+            await asyncio.to_thread(age_once, registry, clusters, group_home)
+        except Exception as exc:  # a backend or ZooKeeper away: the next pass tries again
+            log.info("aging pass failed: %s", exc)
 
 
 def _set_routes(gateway: Gateway, table: Any, known: asyncio.Event) -> None:

@@ -86,7 +86,7 @@ def running_gateway(
             body["clusters"].update(more["clusters"])
         body["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
         body["zookeeper"] = {"gw": {"connect": ensemble.connect}}
-        body["gateway"] = {"group_home": group_home, "zookeeper": "gw"}
+        body["gateway"] = {"group_home": group_home, "zookeeper": "gw", "age_every_s": 1}
         config = folder / "gateway.yaml"
         config.write_text(yaml.safe_dump(body))
         gw = Gateway(

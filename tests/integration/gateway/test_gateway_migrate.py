@@ -259,3 +259,60 @@ def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int) -> Non
         assert marks == (0, end + 10)
     finally:
         probe.close()
+
+
+def test_aging_ends_reads_from_the_origin_and_deletes_its_topic(
+    clusters: Clusters, gateway: Gateway
+) -> None:
+    topic = unique("gw-age")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, 2)
+    route(gateway, topic, "source")
+    writer = Producer({"bootstrap.servers": gateway.bootstrap, "enable.idempotence": True})
+
+    def write(prefix: str, n: int) -> None:
+        for i in range(n):
+            writer.produce(topic, f"{prefix}-{i}".encode(), partition=i % 2)
+        assert writer.flush(60) == 0
+
+    write("before", 40)
+    done = run_cli("gateway", "migrate", "--topic", topic, "--partitions", "0,1",
+                   "--to", "target", "--json", config=str(gateway.config))  # fmt: skip
+    assert done.code == 0, done.stderr
+    ends = {m["partition"]: m["end_offset"] for m in json.loads(done.stdout)["moved"]}
+    assert ends == {0: 20, 1: 20}
+    write("after", 10)
+    # Retention passes on the origin (here: deleting the records below the end offsets).
+    with ClusterAdmin(clusters.source) as admin:
+        admin.delete_records(topic, ends)
+    wait_for(
+        lambda: all(
+            m.status.value == "Aged"
+            for chain in _routes(gateway).topics[topic].migrations.values()
+            for m in chain
+        ),
+        timeout=30,
+        message="both migrations aged",
+    )
+    with ClusterAdmin(clusters.source) as admin:
+        wait_for(lambda: not admin.describe_topics_if_present([topic]), timeout=30,
+                 message="the origin's topic deleted")  # fmt: skip
+    # What is left reads at the same offsets as before: from the end offsets on.
+    probe = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": unique("gw-aged"),
+                      "auto.offset.reset": "earliest"})  # fmt: skip
+    try:
+        assert probe.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (20, 25)
+        probe.subscribe([topic])
+        seen: dict[tuple[int, int], bytes] = {}
+
+        def read() -> bool:
+            for m in probe.consume(100, 0.5):
+                if m.error() is None:
+                    seen[(m.partition(), m.offset())] = m.value()
+            return len(seen) >= 10
+
+        wait_for(read, timeout=60, message="the records written after the move")
+    finally:
+        probe.close()
+    assert sorted(seen) == [(p, o) for p in (0, 1) for o in range(20, 25)]
+    assert all(v.startswith(b"after-") for v in seen.values())

@@ -37,7 +37,7 @@ from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
-from tests.integration.gateway.traffic import Reader, Traffic, route
+from tests.integration.gateway.traffic import Reader, Traffic, routed_topic
 
 PARTITIONS = 4
 
@@ -125,10 +125,7 @@ def test_partitions_move_under_load_without_a_record_lost_repeated_or_renumbered
     clusters: Clusters, third: Gateway
 ) -> None:
     gw = third
-    topic = unique("gw-move")
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, PARTITIONS)
-    route(gw, topic, "source")
+    topic = routed_topic(gw, clusters.source, "gw-move", PARTITIONS)
     bootstrap = gw.bootstrap  # instances 1 and 2 (3 starts later)
     traffic, reader = Traffic(bootstrap, [topic]), Reader(bootstrap, [topic])
     traffic.start()
@@ -264,10 +261,7 @@ def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int) -> Non
 def test_aging_ends_reads_from_the_origin_and_deletes_its_topic(
     clusters: Clusters, gateway: Gateway
 ) -> None:
-    topic = unique("gw-age")
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, 2)
-    route(gateway, topic, "source")
+    topic = routed_topic(gateway, clusters.source, "gw-age", 2)
     writer = Producer({"bootstrap.servers": gateway.bootstrap, "enable.idempotence": True})
 
     def write(prefix: str, n: int) -> None:

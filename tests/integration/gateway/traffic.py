@@ -11,6 +11,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
+from kmigrate.config import ClusterConfig
+from kmigrate.kafka.admin import ClusterAdmin
 from tests.helpers import run_cli, unique
 from tests.integration.gateway.conftest import Gateway
 
@@ -86,3 +88,12 @@ def route(gw: Gateway, topic: str, cluster: str) -> None:
     done = run_cli("gateway", "route", "set", "--topic", topic, "--cluster", cluster,
                    config=str(gw.config))  # fmt: skip
     assert done.code == 0, done.stderr
+
+
+def routed_topic(gw: Gateway, origin: ClusterConfig, prefix: str, partitions: int) -> str:
+    """A new topic on ``origin`` with ``partitions`` partitions, routed there."""
+    topic = unique(prefix)
+    with ClusterAdmin(origin) as admin:
+        admin.create_topic(topic, partitions)
+    route(gw, topic, origin.name)
+    return topic

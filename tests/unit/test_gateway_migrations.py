@@ -355,3 +355,36 @@ def test_an_origin_still_written_or_kept_is_not_deleted() -> None:
     table = RoutingTable().with_route("t", "a").with_migration("t", 0, gone, replace_last=False)
     assert table.cluster_of("t", 1) == "a"  # partition 1 still written on a
     assert deletable(table, "home") == []
+
+
+def test_marks_keep_the_highest_offset_seen_over_instances() -> None:
+    from kmigrate.gateway.marks import Marks, merged
+
+    one, two = Marks(), Marks()
+    one.saw("a", "t", 0, 10)
+    one.saw("a", "t", 0, 7)  # an older answer arriving late lowers nothing
+    two.saw("a", "t", 0, 12)
+    two.saw("a", "t", 1, 3)
+    stored = [one.take_changes(), two.take_changes(), b"not json"]
+    assert one.take_changes() is None  # nothing new since
+    assert merged([s for s in stored if s]) == {("a", "t", 0): 12, ("a", "t", 1): 3}
+
+
+def test_a_failover_names_what_the_origin_held_past_its_migration_offset() -> None:
+    from kmigrate.gateway.aging import deletable, finalised
+
+    record = Migration("a", "b", Status.MIGRATED, 1, Mode.FAILOVER, 100, 0)
+    table = RoutingTable().with_route("t", "a").with_migration("t", 0, record, replace_last=False)
+    table = table.normalized("t", 1)
+    done = finalised(table, {("a", "t", 0): 104})
+    found = done.topics["t"].migrations[0][-1]
+    assert (found.origin_end, found.unavailable, found.epoch) == (104, (100, 104), 2)
+    assert found.to_json()["unavailable"] == [100, 104]
+    # offsets 100-103 stay the target's: the origin's extra records are never served
+    space = done.topics["t"].space(0)
+    assert space is not None and locate(space, 100).cluster == "b"
+    aged = Migration("a", "b", Status.AGED, 3, Mode.FAILOVER, 100, 0, origin_end=104)
+    kept = RoutingTable().with_route("t", "a").with_migration("t", 0, aged, replace_last=False)
+    assert deletable(kept.normalized("t", 1), "home") == []  # its records wait for salvage
+    again = finalised(done, {("a", "t", 0): 200})  # recorded once
+    assert again.topics["t"].migrations[0][-1].origin_end == 104

@@ -345,10 +345,17 @@ def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
 @click.option("--to", "target", required=True, metavar="CLUSTER")
 @click.option(
     "--mode",
-    type=click.Choice(["smooth"]),
+    type=click.Choice(["smooth", "failover"]),
     default="smooth",
     show_default=True,
-    help="smooth: the origin is healthy; writes are fenced, then flipped to the target.",
+    help="smooth: the origin is healthy; writes are fenced, then flipped to the target. "
+    "failover: the origin is down; the last high watermark the gateway recorded becomes "
+    "the migration offset.",
+)
+@click.option(
+    "--ignore-origin",
+    is_flag=True,
+    help="Never read the origin's records again: reads start at the migration offset.",
 )
 @click.option(
     "--keep-origin",
@@ -371,6 +378,7 @@ def migrate(
     partitions: str,
     target: str,
     mode: str,
+    ignore_origin: bool,
     keep_origin: bool,
     fence_timeout: float,
     routes: str | None,
@@ -378,10 +386,12 @@ def migrate(
 ) -> None:
     """Move partitions of TOPIC to cluster CLUSTER while clients keep using the gateway.
 
-    Writes of those partitions pause on every instance (for well under a second when
-    all instances answer), the origin's end offset becomes the migration offset, and
-    writes go on to the target. Clients keep reading the same offsets: below the
-    migration offset from the origin, above it from the target.
+    smooth: writes of those partitions pause on every instance until all of them
+    acknowledged, the origin's end offset becomes the migration offset, and writes go on
+    to the target. failover (origin down): the last high watermark the gateway saw is
+    the migration offset; what the origin acknowledged after it is reported as
+    unavailable once it is back. Clients keep reading the same offsets: below the
+    migration offset from the origin (unless --ignore-origin), above it from the target.
     """
     settings = app.settings
     setup = _setup(settings, routes)
@@ -392,10 +402,16 @@ def migrate(
     registry = setup.registry()
     subjects = [f"{topic}[{p}]" for p in chosen]
     try:
-        moved = mover.smooth(
-            settings, registry, setup.group_home, topic, chosen, target,
-            render.progress, fence_timeout, keep_origin,
-        )  # fmt: skip
+        if mode == "failover":
+            moved = mover.failover(
+                settings, registry, setup.group_home, topic, chosen, target,
+                ignore_origin, keep_origin, render.progress,
+            )  # fmt: skip
+        else:
+            moved = mover.smooth(
+                settings, registry, setup.group_home, topic, chosen, target,
+                render.progress, fence_timeout, keep_origin, ignore_origin,
+            )  # fmt: skip
     except KMigrateError as exc:
         record_event(store, AUDIT, "gateway migrate", subjects, "refused", str(exc))
         raise
@@ -409,8 +425,9 @@ def migrate(
     if as_json:
         render.print_json({"mode": mode, "moved": [dataclasses.asdict(m) for m in moved]})
         return
+    fenced = f"; writes fenced for {moved[0].fence_ms} ms" if mode == "smooth" else ""
     render.table(
-        f"migrated to {target} ({mode}); writes fenced for {moved[0].fence_ms} ms",
+        f"migrated to {target} ({mode}){fenced}",
         ["partition", "from", "end offset", "target base", "epoch", "producers carried"],
         [
             (f"{m.topic}[{m.partition}]", m.origin, m.end_offset, m.target_base, m.epoch, m.writers)
@@ -441,10 +458,13 @@ def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
         return
     render.table(
         "partition migrations",
-        ["partition", "origin", "target", "status", "end offset", "target base", "epoch"],
+        ["partition", "origin", "target", "mode", "status", "end offset", "target base",
+         "epoch", "unavailable on origin"],
         [
-            (f"{r['topic']}[{r['partition']}]", r["origin"], r["target"], r["status"],
-             r["end_offset"] if r["end_offset"] is not None else "-", r["target_base"], r["epoch"])
+            (f"{r['topic']}[{r['partition']}]", r["origin"], r["target"], r["mode"], r["status"],
+             r["end_offset"] if r["end_offset"] is not None else "-", r["target_base"], r["epoch"],
+             "{}-{}".format(r["unavailable"][0], r["unavailable"][1] - 1)
+             if r["unavailable"] else "")
             for r in rows
         ],
     )  # fmt: skip

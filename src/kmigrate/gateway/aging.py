@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError, KMigrateError, TopicNotFoundError
-from kmigrate.gateway.migrations import Status
+from kmigrate.gateway.migrations import Migration, Mode, Status
+from kmigrate.gateway.mover import answers
 from kmigrate.gateway.registry import Registry
 from kmigrate.gateway.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
@@ -50,6 +51,8 @@ def origin_starts(
     for origin, partitions in wanted.items():
         if origin in table.shielded or origin not in clusters:
             continue
+        if not answers(clusters[origin].bootstrap_servers):
+            continue  # down (a failover's origin): nothing to age now
         with ClusterAdmin(clusters[origin]) as admin:
             for topic, p in partitions:
                 try:
@@ -60,33 +63,67 @@ def origin_starts(
     return found
 
 
+def origin_ends(
+    clusters: Mapping[str, ClusterConfig], table: RoutingTable
+) -> dict[tuple[str, str, int], int]:
+    """(origin, topic, partition) -> the origin's end offset, for failover migrations
+    not finalised yet whose origin answers again."""
+    wanted: dict[str, list[tuple[str, int]]] = {}
+    for topic, route in table.topics.items():
+        for p, chain in route.migrations.items():
+            for m in chain:
+                if m.mode is Mode.FAILOVER and m.flipped and m.origin_end is None:
+                    wanted.setdefault(m.origin, []).append((topic, p))
+    found: dict[tuple[str, str, int], int] = {}
+    for origin, partitions in wanted.items():
+        if origin in table.shielded or origin not in clusters:
+            continue
+        if not answers(clusters[origin].bootstrap_servers):
+            continue
+        with ClusterAdmin(clusters[origin]) as admin:
+            ends = admin.partition_offsets(partitions, "latest")
+        found.update({(origin, t, p): o for (t, p), o in ends.items()})
+    return found
+
+
+def finalised(table: RoutingTable, ends: Mapping[tuple[str, str, int], int]) -> RoutingTable:
+    """``table`` with the origin's real end recorded in every failover migration whose
+    origin answered again (which names the range it could not serve). Pure."""
+    now = int(time.time() * 1000)
+
+    def finish(topic: str, p: int, m: Migration) -> Migration:
+        end = ends.get((m.origin, topic, p))
+        if m.mode is not Mode.FAILOVER or m.origin_end is not None or end is None:
+            return m
+        return replace(m, origin_end=end, epoch=m.epoch + 1, changed_ms=now)
+
+    return _each(table, finish)
+
+
+def _each(table: RoutingTable, change: Callable[[str, int, Migration], Migration]) -> RoutingTable:
+    topics = {}
+    for topic, route in table.topics.items():
+        migrations = {
+            p: tuple(change(topic, p, m) for m in chain) for p, chain in route.migrations.items()
+        }
+        topics[topic] = replace(route, migrations=migrations)
+    return replace(table, topics=topics)
+
+
 def aged(table: RoutingTable, starts: Mapping[tuple[str, str, int], int | None]) -> RoutingTable:
     """``table`` with every migration whose origin's log start passed its end offset
     marked Aged. Pure."""
     now = int(time.time() * 1000)
-    for topic, route in table.topics.items():
-        for p, chain in route.migrations.items():
-            changed = False
-            records = list(chain)
-            for i, m in enumerate(records):
-                if m.status is not Status.MIGRATED or m.end_offset is None:
-                    continue
-                start = starts.get((m.origin, topic, p), -1)
-                if start is None or start >= m.end_offset:
-                    records[i] = replace(m, status=Status.AGED, epoch=m.epoch + 1, changed_ms=now)
-                    changed = True
-            if changed:
-                current = table.topics[topic]
-                table = replace(
-                    table,
-                    topics={
-                        **table.topics,
-                        topic: replace(
-                            current, migrations={**current.migrations, p: tuple(records)}
-                        ),
-                    },
-                )
-    return table
+
+    def age(topic: str, p: int, m: Migration) -> Migration:
+        if m.status is not Status.MIGRATED or m.end_offset is None:
+            return m
+        start = starts.get((m.origin, topic, p), -1)
+        if start is None or start >= m.end_offset:
+            return replace(m, status=Status.AGED, epoch=m.epoch + 1, changed_ms=now)
+        return m
+
+    return _each(table, age)
 
 
 def deletable(table: RoutingTable, group_home: str) -> list[tuple[str, str]]:
@@ -97,7 +134,8 @@ def deletable(table: RoutingTable, group_home: str) -> list[tuple[str, str]]:
         origins: dict[str, bool] = {}  # origin -> all its records aged and none kept
         for chain in route.migrations.values():
             for m in chain:
-                ok = m.status is Status.AGED and not m.keep_origin
+                # records the failover could not serve stay where they are
+                ok = m.status is Status.AGED and not m.keep_origin and not m.unavailable
                 origins[m.origin] = origins.get(m.origin, True) and ok
         written = {route.cluster, *route.partitions.values()}
         found += [
@@ -116,6 +154,22 @@ def age_once(
 ) -> list[Aged]:
     """One pass of the timer: mark what aged, delete origin topics nobody needs."""
     table = registry.read_routes()
+    ends = origin_ends(clusters, table)
+    if ends:
+        new = finalised(table, ends)
+        try:
+            table = registry.write_routes(new)
+        except ConflictError:
+            return []
+        for m_topic, route in table.topics.items():
+            for p, chain in route.migrations.items():
+                for m in chain:
+                    if m.unavailable and (m.origin, m_topic, p) in ends:
+                        log.warning(
+                            "%s[%d]: %s answers again; its offsets %d-%d were written after "
+                            "the last high watermark recorded and are not served",
+                            m_topic, p, m.origin, m.unavailable[0], m.unavailable[1] - 1,
+                        )  # fmt: skip
     starts = origin_starts(clusters, table)
     new = aged(table, starts)
     marked = [

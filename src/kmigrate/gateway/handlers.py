@@ -36,6 +36,7 @@ from kmigrate.gateway.entities import (
     response_class_of,
 )
 from kmigrate.gateway.fences import Fences
+from kmigrate.gateway.marks import Marks
 from kmigrate.gateway.migrations import writers_key
 from kmigrate.gateway.placement import Instance, leader_of, topic_id
 from kmigrate.gateway.producers import ProducerIds
@@ -107,6 +108,7 @@ class Gateway:
         self.versions: dict[int, tuple[int, int]] = {}
         self.producer_ids = producer_ids
         self.fences = fences or Fences(_no_acknowledgement)
+        self.marks = Marks()
         self.timings = Timings()
         self._down: set[str] = set()  # backends that failed, until one answers again
 
@@ -460,7 +462,15 @@ class Gateway:
 
         async def send(target: split.Target, part: Any) -> Any:
             part = await self._for_cluster(target[0], part)
-            return await self._send(target, part, expect_response=acks != 0)
+            answer = await self._send(target, part, expect_response=acks != 0)
+            if answer is not None:
+                for topic in answer.responses:
+                    for reply in topic.partition_responses:
+                        if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
+                            self.marks.saw(
+                                target[0], topic.name, reply.index, reply.base_offset + 1
+                            )
+            return answer
 
         keys = [(t.name, int(p.index)) for t in body.topic_data for p in t.partition_data]
         await self.fences.admit(keys)
@@ -542,9 +552,16 @@ class Gateway:
 
         async def send(target: split.Target, part: Any) -> Any:
             try:
-                return await asyncio.wait_for(self._send(target, part), deadline)
+                answer = await asyncio.wait_for(self._send(target, part), deadline)
             except TimeoutError:
                 raise BackendUnavailable(f"no fetch answer within {deadline:g}s") from None
+            for topic in answer.responses:
+                for reply in topic.partitions:
+                    if reply.error_code == ErrorCode.none:
+                        self.marks.saw(
+                            target[0], topic.topic, reply.partition_index, reply.high_watermark
+                        )
+            return answer
 
         answer = await split.split_call(
             split.FETCH,

@@ -55,6 +55,17 @@ class Migration:
     writers: Mapping[str, int] = field(default_factory=dict)
     started_ms: int = 0
     changed_ms: int = 0
+    # Failover: the origin's end offset found once it answered again (None: not yet).
+    origin_end: int | None = None
+
+    @property
+    def unavailable(self) -> tuple[int, int] | None:
+        """Origin offsets [first, end) a failover could not serve: written on the origin
+        after the last high watermark the gateway recorded. Never served (their virtual
+        offsets belong to the target's records); reported so they are not lost silently."""
+        if self.origin_end is None or self.end_offset is None:
+            return None
+        return (self.end_offset, self.origin_end) if self.origin_end > self.end_offset else None
 
     @property
     def flipped(self) -> bool:
@@ -74,6 +85,8 @@ class Migration:
             "writers": dict(sorted(self.writers.items())),
             "started_ms": self.started_ms,
             "changed_ms": self.changed_ms,
+            "origin_end": self.origin_end,
+            "unavailable": list(self.unavailable) if self.unavailable else None,
         }
 
     @classmethod
@@ -92,6 +105,7 @@ class Migration:
             writers={str(k): int(v) for k, v in body.get("writers", {}).items()},
             started_ms=int(body.get("started_ms", 0)),
             changed_ms=int(body.get("changed_ms", 0)),
+            origin_end=None if body.get("origin_end") is None else int(body["origin_end"]),
         )
 
 

@@ -1,5 +1,6 @@
-"""Moving partitions between backend clusters behind a running gateway (seed 000's smooth
-migration, without a guessed migration offset):
+"""Moving partitions between backend clusters behind a running gateway.
+
+Smooth migration (seed 000, the origin healthy), without a guessed migration offset:
 
 1. the target topic exists with the origin's partition count (created like it if not);
 2. each partition's record is written ``Migrating`` with a new epoch (one
@@ -15,11 +16,18 @@ migration, without a guessed migration offset):
 If the fence is not acknowledged in time the records are taken back, the writes go on to
 the origin, and nothing moved. Running the command again after it was killed finishes
 the migration with a new epoch.
+
+Failover migration (the origin down): no fence (writes to the origin fail anyway) and
+no reading of the origin; ``end_offset`` is the highest high watermark any instance
+recorded for the partition (kmigrate.gateway.marks), and the record is written
+``Migrated`` at once. Records the origin acknowledged after that mark are the
+unavailable range the aging timer names once the origin answers again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -33,7 +41,7 @@ from kmigrate.gateway.backend import Backend
 from kmigrate.gateway.entities import build, item_type
 from kmigrate.gateway.migrations import Migration, Mode, Status, begin, check_start, writers_key
 from kmigrate.gateway.registry import Registry
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.routes import RoutingTable, TopicRoute
 from kmigrate.gateway.wire import request_type
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.models import TopicInfo
@@ -65,14 +73,10 @@ def smooth(
     progress: Progress = lambda _m: None,
     fence_timeout_s: float = FENCE_TIMEOUT_S,
     keep_origin: bool = False,
+    ignore_origin: bool = False,
 ) -> list[Moved]:
     chosen = sorted(set(partitions))
-    table = registry.read_routes()
-    route = table.topics.get(topic)
-    if route is None:
-        raise ConfigError(f"topic '{topic}' is not routed by the gateway; route it first")
-    settings.cluster(target)
-    origins = {p: _origin(route.migrations.get(p, ()), route.cluster_of(p)) for p in chosen}
+    route, origins = _where(settings, registry, topic, chosen, target)
     with ClusterAdmin(settings.cluster(route.cluster)) as admin:
         info = admin.describe_topic(topic)
     count = info.partition_count
@@ -85,11 +89,11 @@ def smooth(
 
     def fence(t: RoutingTable) -> RoutingTable:
         for p in chosen:
-            chain = t.topics[topic].migrations.get(p, ())
-            resuming = bool(chain) and not chain[-1].flipped
-            epochs[p] = (chain[-1].epoch + 1) if chain else 1
-            record = begin(origins[p], target, epochs[p], Mode.SMOOTH, False, now, keep_origin)
-            t = t.with_migration(topic, p, record, replace_last=resuming)
+            epochs[p] = _next_epoch(t, topic, p)
+            record = begin(
+                origins[p], target, epochs[p], Mode.SMOOTH, ignore_origin, now, keep_origin
+            )
+            t = _appended(t, topic, p, record)
         return t
 
     _change(registry, fence)
@@ -145,6 +149,98 @@ def smooth(
         )
         for p in chosen
     ]
+
+
+def failover(
+    settings: Settings,
+    registry: Registry,
+    group_home: str,
+    topic: str,
+    partitions: Iterable[int],
+    target: str,
+    ignore_origin: bool = False,
+    keep_origin: bool = False,
+    progress: Progress = lambda _m: None,
+) -> list[Moved]:
+    chosen = sorted(set(partitions))
+    route, origins = _where(settings, registry, topic, chosen, target)
+    for origin in sorted(set(origins.values())):
+        if answers(settings.cluster(origin).bootstrap_servers):
+            raise ConflictError(
+                f"cluster '{origin}' answers; a failover migration is for an origin that is "
+                "down (use --mode smooth, which loses nothing)"
+            )
+    # The group home holds the topic (for committed offsets) with its partition count.
+    with ClusterAdmin(settings.cluster(group_home)) as admin:
+        info = admin.describe_topic(topic)
+    count = info.partition_count
+    check_start(topic, chosen, origins, _finished_only(route.migrations, target), target, count)
+    marks = registry.read_marks()
+    ends = {}
+    for p in chosen:
+        mark = marks.get((origins[p], topic, p))
+        if mark is None:
+            raise ConflictError(
+                f"no gateway instance recorded a high watermark of {topic}[{p}] on "
+                f"'{origins[p]}'; its migration offset is unknown"
+            )
+        ends[p] = mark
+    if target != group_home:
+        _ensure_target(settings, info, group_home, target, progress)
+    with ClusterAdmin(settings.cluster(target)) as admin:
+        bases = {
+            p: o for (_, p), o in admin.partition_offsets(_keys(topic, chosen), "latest").items()
+        }
+    now = int(time.time() * 1000)
+    epochs: dict[int, int] = {}
+
+    def flip(t: RoutingTable) -> RoutingTable:
+        for p in chosen:
+            epochs[p] = _next_epoch(t, topic, p)
+            record = Migration(
+                origins[p], target, Status.MIGRATED, epochs[p], Mode.FAILOVER, ends[p],
+                bases[p], ignore_origin, keep_origin, {}, now, now,
+            )  # fmt: skip
+            t = _appended(t, topic, p, record)
+        return t.normalized(topic, count)
+
+    _change(registry, flip)
+    return [Moved(topic, p, origins[p], target, ends[p], bases[p], epochs[p], 0, 0) for p in chosen]
+
+
+def _where(
+    settings: Settings, registry: Registry, topic: str, chosen: list[int], target: str
+) -> tuple[TopicRoute, dict[int, str]]:
+    """The topic's route and where each chosen partition is written now."""
+    route = registry.read_routes().topics.get(topic)
+    if route is None:
+        raise ConfigError(f"topic '{topic}' is not routed by the gateway; route it first")
+    settings.cluster(target)  # a cluster clusters.yaml knows
+    return route, {p: _origin(route.migrations.get(p, ()), route.cluster_of(p)) for p in chosen}
+
+
+def _next_epoch(table: RoutingTable, topic: str, partition: int) -> int:
+    chain = table.topics[topic].migrations.get(partition, ())
+    return (chain[-1].epoch + 1) if chain else 1
+
+
+def _appended(table: RoutingTable, topic: str, partition: int, record: Migration) -> RoutingTable:
+    """``record`` as the partition's newest migration, in place of an unfinished one."""
+    chain = table.topics[topic].migrations.get(partition, ())
+    resuming = bool(chain) and not chain[-1].flipped
+    return table.with_migration(topic, partition, record, replace_last=resuming)
+
+
+def answers(bootstrap: str, timeout_s: float = 1.0) -> bool:
+    """Whether any bootstrap server accepts a TCP connection."""
+    for server in bootstrap.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def _origin(chain: Iterable[Migration], current: str) -> str:

@@ -3,6 +3,7 @@ compare-and-set) and the live instances (an ephemeral znode each).
 
     <path>/routes                 JSON routing table (kmigrate.gateway.routes)
     <path>/instances/<id>         {"host": ..., "port": ...}, ephemeral
+    <path>/marks/<id>             the high watermarks an instance saw (kmigrate.gateway.marks)
     <path>/fences/<topic>:<partition>:<epoch>/<id>
                                   an instance's acknowledgement of a write fence, ephemeral
 
@@ -22,6 +23,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from kmigrate.errors import ConflictError
+from kmigrate.gateway.marks import merged
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.routes import RoutingTable, parse_table
 from kmigrate.zk.client import session_client
@@ -89,6 +91,27 @@ class Registry:
                 log.exception("ignoring an unreadable routing table (version %s)", version)
 
         self.zk.DataWatch(self.routes_path, on_data)
+
+    # ------------------------------------------------------------ marks
+
+    def store_marks(self, node_id: int, raw: bytes) -> None:
+        node = f"{self.path}/marks/{node_id}"
+        try:
+            self.zk.set(node, raw)
+        except NoNodeError:
+            self.zk.create(node, raw, makepath=True)
+
+    def read_marks(self) -> dict[tuple[str, str, int], int]:
+        base = f"{self.path}/marks"
+        try:
+            children = self.zk.get_children(base)
+        except NoNodeError:
+            return {}
+        stored = []
+        for child in children:
+            with contextlib.suppress(NoNodeError):
+                stored.append(self.zk.get(f"{base}/{child}")[0])
+        return merged(stored)
 
     # ------------------------------------------------------------ fences
 

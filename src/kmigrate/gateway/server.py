@@ -23,6 +23,7 @@ from kmigrate.gateway.aging import age_once
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.fences import Fences
 from kmigrate.gateway.handlers import Gateway
+from kmigrate.gateway.marks import MARK_EVERY_S
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.producers import ProducerIds
 from kmigrate.gateway.registry import Registry
@@ -177,14 +178,29 @@ async def run_instance(
         timer = asyncio.create_task(
             _age_forever(gateway, registry, {c.name: c for c in clusters}, group_home, age_every_s)
         )
+        marking = asyncio.create_task(_store_marks_forever(gateway, registry))
         await (stop or asyncio.Event()).wait()
         tending.cancel()
         timer.cancel()
+        marking.cancel()
     finally:
         server.close()
         gateway.close()
         for api, numbers in gateway.timings.summary().items():
             log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
+
+
+async def _store_marks_forever(gateway: Gateway, registry: Registry) -> None:
+    while True:
+        await asyncio.sleep(MARK_EVERY_S)
+        raw = gateway.marks.take_changes()
+        if raw is None:
+            continue
+        try:
+            await asyncio.to_thread(registry.store_marks, gateway.me.node_id, raw)
+        except Exception as exc:  # ZooKeeper away: the next change stores them all
+            gateway.marks.not_stored()
+            log.info("could not store high watermarks: %s", exc)
 
 
 async def _age_forever(

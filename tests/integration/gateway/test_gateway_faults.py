@@ -11,6 +11,7 @@ of its own."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +23,10 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager
-from tests.helpers import unique, wait_for
+from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway, running_gateway
-from tests.integration.gateway.traffic import Reader, Traffic, route
+from tests.integration.gateway.traffic import Reader, Traffic, read_once, route, routed_topic
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +113,74 @@ def test_a_backend_down_stalls_only_its_partitions_and_an_instance_killed_drops_
         assert len(stored) == len(set(stored)), f"a record of {topic} was written twice"
         assert {v for v, _ in traffic.acked[topic]} <= set(stored)
     gw.start(1)  # back for whoever comes next
+
+
+def _migrations(gw: Gateway, topic: str) -> dict[int, dict[str, Any]]:
+    listed = run_cli("gateway", "migrations", "--json", config=str(gw.config))
+    assert listed.code == 0, listed.stderr
+    return {
+        r["partition"]: r for r in json.loads(listed.stdout)["migrations"] if r["topic"] == topic
+    }
+
+
+def test_failover_when_the_origin_dies_and_no_offset_jumps_when_it_returns(
+    clusters: Clusters, faulty: tuple[Gateway, Path]
+) -> None:
+    """Seed 000's failover: `extra` dies under load; partition 0 fails over keeping the
+    origin's records (they are read once it is back), partition 1 ignoring them. The
+    records the origin acknowledged after the last high watermark the gateway recorded
+    are named as unavailable, never served at offsets that belong to other records."""
+    gw, extra_dir = faulty
+    extra = load_settings(gw.config).cluster("extra")
+    topic = routed_topic(gw, extra, "gw-failover", 2)
+    traffic, reader = Traffic(gw.bootstrap, [topic]), Reader(gw.bootstrap, [topic])
+    traffic.start()
+    reader.start()
+    try:
+        wait_for(lambda: len(reader.seen) > 300, timeout=60, message="traffic read")
+        broker = manager.load_state(extra_dir).clusters["extra"].brokers[0].node_id
+        manager.stop_broker(extra_dir, "extra", broker, kill=True)  # the origin dies (-9)
+        for partition, flags in (("0", []), ("1", ["--ignore-origin"])):
+            done = run_cli("gateway", "migrate", "--topic", topic, "--partitions", partition,
+                           "--to", "target", "--mode", "failover", *flags,
+                           config=str(gw.config))  # fmt: skip
+            assert done.code == 0, done.stderr
+        before = traffic.count(topic)
+        wait_for(lambda: traffic.count(topic) > before + 300, timeout=90,
+                 message="writes flowing on the target")  # fmt: skip
+        manager.up(extra_dir, manager.UpRequest(clusters=["extra"]))  # the origin returns
+        records = wait_for(
+            lambda: (
+                (m := _migrations(gw, topic))
+                and all(r["origin_end"] is not None for r in m.values())
+                and m
+            ),
+            timeout=60,
+            message="the timer recorded the origin's real end",
+        )
+    finally:
+        traffic.done.set()
+        traffic.join(200)
+    assert not traffic.failed, traffic.failed[:3]
+
+    ends = {p: r["end_offset"] for p, r in records.items()}
+    unavailable = {
+        p: set(_values(extra, topic, p, *r["unavailable"])) if r["unavailable"] else set()
+        for p, r in records.items()
+    }
+    skipped = set(_values(extra, topic, 1, 0, ends[1]))  # partition 1 ignores its origin
+    acked = traffic.values()
+    expected = acked - unavailable[0] - unavailable[1] - skipped
+    wait_for(lambda: set(reader.seen) >= expected, timeout=90,
+             message="the group read every acked record the migration serves")  # fmt: skip
+    reader.done.set()
+    reader.join(30)
+    by_offset = read_once(reader)
+    assert not set(by_offset.values()) & (unavailable[0] | unavailable[1])
+    offsets0 = {o for (p, o) in by_offset if p == 0}
+    assert offsets0 == set(range(max(offsets0) + 1)), "a gap in partition 0"
+    assert all(traffic.partition_of[v] == p for (p, _), v in by_offset.items())
+
+
+def _values(config: Any, topic: str, partition: int, start: int, end: int) -> list[bytes]:
+    return [r.value for r in read_partition(config, topic, partition, start, end)]

@@ -37,7 +37,7 @@ from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
-from tests.integration.gateway.traffic import Reader, Traffic, routed_topic
+from tests.integration.gateway.traffic import Reader, Traffic, read_once, routed_topic
 
 PARTITIONS = 4
 
@@ -228,10 +228,7 @@ def _accounted(traffic: Traffic, reader: Reader) -> dict[tuple[int, int], bytes]
              message="the group read every acked record")  # fmt: skip
     reader.done.set()
     reader.join(30)
-    by_offset: dict[tuple[int, int], bytes] = {}
-    for _, p, offset, value in reader.offsets:
-        assert by_offset.setdefault((p, offset), value) == value, f"offset {p}/{offset} changed"
-    assert len(set(by_offset.values())) == len(by_offset), "a record stored twice"
+    by_offset = read_once(reader)
     for p in range(PARTITIONS):
         offsets = {o for (q, o) in by_offset if q == p}
         assert offsets == set(range(max(offsets) + 1)), f"a gap in partition {p}"

@@ -31,6 +31,7 @@ class Traffic(threading.Thread):
         )  # fmt: skip
         self.acked: dict[str, list[tuple[bytes, float]]] = {t: [] for t in topics}
         self.failed: list[str] = []
+        self.partition_of: dict[bytes, int] = {}
         self.producer_ids = 0  # producer id/epoch assignments seen (librdkafka statistics)
         self.done = threading.Event()
 
@@ -41,6 +42,7 @@ class Traffic(threading.Thread):
     def _report(self, error: KafkaError | None, message: Any) -> None:
         if error is None:
             self.acked[message.topic()].append((message.value(), time.monotonic()))
+            self.partition_of[message.value()] = message.partition()
         else:
             self.failed.append(error.str())
 
@@ -97,3 +99,13 @@ def routed_topic(gw: Gateway, origin: ClusterConfig, prefix: str, partitions: in
         admin.create_topic(topic, partitions)
     route(gw, topic, origin.name)
     return topic
+
+
+def read_once(reader: Reader) -> dict[tuple[int, int], bytes]:
+    """What ``reader`` read by (partition, offset), checking that no offset named two
+    records and no record was read at two offsets."""
+    by_offset: dict[tuple[int, int], bytes] = {}
+    for _, p, offset, value in reader.offsets:
+        assert by_offset.setdefault((p, offset), value) == value, f"offset {p}/{offset} jumped"
+    assert len(set(by_offset.values())) == len(by_offset), "a record read at two offsets"
+    return by_offset

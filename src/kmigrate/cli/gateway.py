@@ -96,6 +96,11 @@ def group() -> None:
     metavar="SECONDS",
     help="Period of the aging timer (default: clusters.yaml 'gateway: age_every_s:', 60).",
 )
+@click.option(
+    "--http-listen",
+    metavar="HOST:PORT",
+    help="Also serve the DIS stream HTTP API (put records, cursors, get records) here.",
+)
 @click.option("--detach", is_flag=True, help="Run in the background; print its pid and log.")
 @pass_app
 def start(
@@ -105,6 +110,7 @@ def start(
     group_home: str | None,
     node_id: int,
     age_every: float | None,
+    http_listen: str | None,
     detach: bool,
 ) -> None:
     """Run one gateway instance until SIGTERM or Ctrl-C."""
@@ -113,12 +119,11 @@ def start(
     if setup.group_home is None:
         raise ConfigError("name the group home cluster: --group-home or 'gateway: group_home:'")
     settings.cluster(setup.group_home)
-    host, _, port = listen.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"--listen {listen}: give HOST:PORT")
-    me = Instance(node_id, host, int(port))
+    host, port = _host_port(listen, "--listen")
+    http = _host_port(http_listen, "--http-listen") if http_listen else None
+    me = Instance(node_id, host, port)
     if detach:
-        _detach(app, setup, me)
+        _detach(app, setup, me, http_listen)
         return
     _log_to_stderr()
     registry = setup.registry()
@@ -137,10 +142,18 @@ def start(
                 registry,
                 stop=stop,
                 age_every_s=age_every or setup.age_every_s,
+                http=http,
             )
         )
     finally:
         registry.close()
+
+
+def _host_port(value: str, option: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{option} {value}: give HOST:PORT")
+    return host, int(port)
 
 
 def _log_to_stderr() -> None:
@@ -171,7 +184,7 @@ def _run(main: object) -> None:
         asyncio.run(body())
 
 
-def _detach(app: AppContext, setup: Setup, me: Instance) -> None:
+def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None) -> None:
     folder = app.settings.path.parent if app.settings.path else Path.cwd()
     log = folder / f"gateway-{me.node_id}.log"
     args = [sys.executable, "-m", "kmigrate"]
@@ -189,6 +202,8 @@ def _detach(app: AppContext, setup: Setup, me: Instance) -> None:
         "--group-home",
         str(setup.group_home),
     ]
+    if http_listen:
+        args += ["--http-listen", http_listen]
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     registry = setup.registry()

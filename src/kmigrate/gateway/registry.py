@@ -3,6 +3,7 @@ compare-and-set) and the live instances (an ephemeral znode each).
 
     <path>/routes                 JSON routing table (kmigrate.gateway.routes)
     <path>/instances/<id>         {"host": ..., "port": ...}, ephemeral
+    <path>/dis-secret             the key DIS cursors are signed with
     <path>/marks/<id>             the high watermarks an instance saw (kmigrate.gateway.marks)
     <path>/fences/<topic>:<partition>:<epoch>/<id>
                                   an instance's acknowledgement of a write fence, ephemeral
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import threading
 from collections.abc import Callable
 
@@ -91,6 +93,16 @@ class Registry:
                 log.exception("ignoring an unreadable routing table (version %s)", version)
 
         self.zk.DataWatch(self.routes_path, on_data)
+
+    # ------------------------------------------------------------ DIS cursors
+
+    def shared_secret(self) -> bytes:
+        """The key every instance signs DIS cursors with (made once, first writer wins)."""
+        node = f"{self.path}/dis-secret"
+        with contextlib.suppress(NodeExistsError):
+            self.zk.create(node, secrets.token_bytes(32), makepath=True)
+        raw, _ = self.zk.get(node)
+        return bytes(raw)
 
     # ------------------------------------------------------------ marks
 

@@ -13,12 +13,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import uvicorn
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
-from kmigrate.gateway import wire
+from kmigrate.gateway import dis_api, wire
 from kmigrate.gateway.aging import age_once
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.fences import Fences
@@ -127,6 +129,7 @@ async def run_instance(
     ready: Callable[[Gateway], None] = lambda _g: None,
     stop: asyncio.Event | None = None,
     age_every_s: float = 60.0,
+    http: tuple[str, int] | None = None,
 ) -> None:
     """Serve until ``stop`` is set: start backends, listen, register, read the routes
     (and the migrations, whose fences this instance must honour from its first request:
@@ -172,6 +175,7 @@ async def run_instance(
                 f"could not read the routing table within {READ_ROUTES_S:g}s; not serving"
             ) from None
         await asyncio.to_thread(registry.watch_instances, on_instances)
+        web = await _http(gateway, registry, http) if http else None
         await server.start_serving()
         ready(gateway)
         tending = asyncio.create_task(producer_ids.tend_forever())
@@ -183,11 +187,41 @@ async def run_instance(
         tending.cancel()
         timer.cancel()
         marking.cancel()
+        if web is not None:
+            web.should_exit = True
     finally:
         server.close()
         gateway.close()
         for api, numbers in gateway.timings.summary().items():
             log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn on the instance's own event loop; the instance handles the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _http(gateway: Gateway, registry: Registry, where: tuple[str, int]) -> uvicorn.Server:
+    """The DIS stream API on ``where``, started before the Kafka endpoint serves."""
+    secret = await asyncio.to_thread(registry.shared_secret)
+    config = uvicorn.Config(
+        dis_api.create_app(gateway, secret),
+        host=where[0],
+        port=where[1],
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+    )
+    web = _EmbeddedServer(config)
+    task = asyncio.create_task(web.serve())
+    while not web.started:
+        if task.done():
+            raise ConfigError(f"cannot serve the DIS API on {where[0]}:{where[1]} (port in use?)")
+        await asyncio.sleep(0.02)
+    return web
 
 
 async def _store_marks_forever(gateway: Gateway, registry: Registry) -> None:

@@ -30,6 +30,7 @@ class Gateway:
     ports: dict[int, int]  # instance id -> port
     logs: Path
     procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    http_ports: dict[int, int] = field(default_factory=dict)  # the DIS API, when started
 
     @property
     def bootstrap(self) -> str:
@@ -38,11 +39,17 @@ class Gateway:
     def instance(self, node_id: int) -> str:
         return f"127.0.0.1:{self.ports[node_id]}"
 
+    def http(self, node_id: int) -> str:
+        """The base URL of an instance's DIS API."""
+        return f"http://127.0.0.1:{self.http_ports[node_id]}/v2/project"
+
     def start(self, node_id: int) -> None:
         log = open(self.logs / f"gateway-{node_id}.log", "ab")  # noqa: SIM115
         self.procs[node_id] = subprocess.Popen(
             [sys.executable, "-m", "kmigrate", "--config", str(self.config), "gateway", "start",
-             "--listen", self.instance(node_id), "--id", str(node_id)],
+             "--listen", self.instance(node_id), "--id", str(node_id),
+             *(["--http-listen", f"127.0.0.1:{self.http_ports[node_id]}"]
+               if node_id in self.http_ports else [])],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         wait_for(
@@ -89,9 +96,11 @@ def running_gateway(
         body["gateway"] = {"group_home": group_home, "zookeeper": "gw", "age_every_s": 1}
         config = folder / "gateway.yaml"
         config.write_text(yaml.safe_dump(body))
+        ports = free_ports(4)
         gw = Gateway(
-            config, ensemble.connect, dict(zip((1, 2), free_ports(2), strict=True)), folder
-        )
+            config, ensemble.connect, dict(zip((1, 2), ports[:2], strict=True)), folder,
+            http_ports=dict(zip((1, 2), ports[2:], strict=True)),
+        )  # fmt: skip
         try:
             for node_id in gw.ports:
                 gw.start(node_id)

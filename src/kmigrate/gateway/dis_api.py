@@ -84,16 +84,14 @@ class Streams:
         request = KafkaRequest(api, version, next(self._ids), "kmigrate-dis", body)
         return await self.gateway.handle(request)
 
-    def partitions(self, stream: str) -> int:
-        route = self.gateway.routes.topics.get(stream)
-        backend = self.gateway.backends.get(route.cluster) if route else None
-        count = backend.view.partitions.get(stream) if backend else None
+    async def partitions(self, stream: str) -> int:
+        count = await self.gateway.partition_count(stream)
         if not count:
             raise NotFound(f"stream '{stream}' does not exist")
         return count
 
-    def choose(self, stream: str, record: PutRecord) -> int:
-        count = self.partitions(stream)
+    async def choose(self, stream: str, record: PutRecord) -> int:
+        count = await self.partitions(stream)
         if record.partition_id is not None:
             p = dis.parse_partition(record.partition_id)
             if p >= count:
@@ -112,7 +110,7 @@ class Streams:
             except (binascii.Error, ValueError):
                 raise dis.BadRequest(f"record {i}: data is not base64") from None
             key = record.partition_key.encode() if record.partition_key is not None else None
-            p = self.choose(body.stream_name, record)
+            p = await self.choose(body.stream_name, record)
             by_partition.setdefault(p, []).append((i, key, value))
         answers: list[dict[str, Any]] = [{} for _ in body.records]
         failed = 0
@@ -156,7 +154,7 @@ class Streams:
         self, stream: str, p: int, cursor_type: str, sequence: str | None, timestamp: int | None
     ) -> int:
         """The sequence number a new cursor of ``cursor_type`` starts at."""
-        if p >= self.partitions(stream):
+        if p >= await self.partitions(stream):
             raise NotFound(f"stream '{stream}' has no partition {p}")
         try:
             kind = dis.CursorType(cursor_type)

@@ -270,6 +270,15 @@ class Gateway:
             cluster_authorized_operations=-2147483648,
         )
 
+    async def partition_count(self, topic: str) -> int | None:
+        """How many partitions a routed topic has (None: not routed, or its cluster does
+        not know it), learning the backends' metadata again when it is not known yet."""
+        if topic not in self.routes.topics:
+            return None
+        if self._partition_count(topic) is None:
+            await self._refresh_all()
+        return self._partition_count(topic)
+
     def _backend_of(self, topic: str, partition: int) -> Backend | None:
         cluster = self.routes.cluster_of(topic, partition)
         return self.backends.get(cluster) if cluster else None

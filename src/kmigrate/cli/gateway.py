@@ -24,7 +24,6 @@ from kmigrate.gateway import mover
 from kmigrate.gateway.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.registry import Registry, split_routes_address
-from kmigrate.gateway.server import run_instance
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.store import store_for
 from kmigrate.store.migrations import record_event
@@ -126,6 +125,8 @@ def start(
         _detach(app, setup, me, http_listen)
         return
     _log_to_stderr()
+    from kmigrate.gateway.server import run_instance  # the server's stack, only to serve
+
     registry = setup.registry()
     clusters = [settings.cluster(n) for n in settings.clusters]
     render.progress(

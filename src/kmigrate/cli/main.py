@@ -2,36 +2,57 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
+from typing import Any
 
 import click
 
 from kmigrate import __version__
-from kmigrate.cli import (
-    clusters,
-    demo,
-    gateway,
-    groups,
-    migrate,
-    mirror,
-    plan,
-    reassign,
-    render,
-    sandbox,
-    serve,
-    topics,
-    verify,
-    zk,
-)
+from kmigrate.cli import render
 from kmigrate.cli.context import AppContext
 from kmigrate.errors import KMigrateError
 
 DEBUG_ENV = "KMIGRATE_DEBUG"
 
+# Each sub-command's module is imported only when that command runs (or for --help):
+# the gateway's protocol library, Spark and the web stack cost a second of start-up
+# that `kmigrate clusters list` should not pay.
+COMMANDS = {
+    "sandbox": "kmigrate.cli.sandbox:group",
+    "clusters": "kmigrate.cli.clusters:group",
+    "topics": "kmigrate.cli.topics:group",
+    "groups": "kmigrate.cli.groups:group",
+    "mirror": "kmigrate.cli.mirror:group",
+    "verify": "kmigrate.cli.verify:command",
+    "plan": "kmigrate.cli.plan:group",
+    "migrate": "kmigrate.cli.migrate:group",
+    "demo": "kmigrate.cli.demo:command",
+    "zk": "kmigrate.cli.zk:group",
+    "gateway": "kmigrate.cli.gateway:group",
+    "reassign": "kmigrate.cli.reassign:group",
+    "brokers": "kmigrate.cli.reassign:brokers_group",
+    "serve": "kmigrate.cli.serve:command",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose sub-commands load from COMMANDS on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, _, attribute = COMMANDS[cmd_name].partition(":")
+            command: Any = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--config",
     "config",
@@ -51,22 +72,6 @@ def cli(ctx: click.Context, config: str | None, verbose: bool) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     ctx.obj = AppContext(config)
-
-
-cli.add_command(sandbox.group)
-cli.add_command(clusters.group)
-cli.add_command(topics.group)
-cli.add_command(groups.group)
-cli.add_command(mirror.group)
-cli.add_command(verify.command)
-cli.add_command(plan.group)
-cli.add_command(migrate.group)
-cli.add_command(demo.command)
-cli.add_command(zk.group)
-cli.add_command(gateway.group)
-cli.add_command(reassign.group)
-cli.add_command(reassign.brokers_group)
-cli.add_command(serve.command)
 
 
 def main(argv: list[str] | None = None) -> None:

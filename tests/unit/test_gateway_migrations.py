@@ -388,3 +388,23 @@ def test_a_failover_names_what_the_origin_held_past_its_migration_offset() -> No
     assert deletable(kept.normalized("t", 1), "home") == []  # its records wait for salvage
     again = finalised(done, {("a", "t", 0): 200})  # recorded once
     assert again.topics["t"].migrations[0][-1].origin_end == 104
+
+
+def test_a_fence_is_taken_back_or_flipped_only_for_its_own_epoch() -> None:
+    from kmigrate.errors import ConflictError
+    from kmigrate.gateway.mover import _flipped, _unfenced
+
+    table = RoutingTable().with_route("t", "a")
+    for p in (0, 1):
+        table = table.with_migration(
+            "t", p, begin("a", "b", 3, Mode.SMOOTH, False, 0), replace_last=False
+        )
+    back = _unfenced(table, "t", {0: 3, 1: 9})  # partition 1 was fenced again meanwhile
+    assert 0 not in back.topics["t"].migrations and back.topics["t"].migrating(1) is not None
+    done = _flipped(table, "t", 2, {0: 3, 1: 3}, {0: 40, 1: 41}, {0: 0, 1: 7}, {0: {"5:0": 9}})
+    assert done.topics["t"].cluster == "b" and not done.topics["t"].partitions  # normalized
+    assert [done.topics["t"].migrations[p][-1].end_offset for p in (0, 1)] == [40, 41]
+    assert done.topics["t"].migrations[0][-1].writers == {"5:0": 9}
+    assert _unfenced(done, "t", {0: 3, 1: 3}) == done  # nothing to take back after a flip
+    with pytest.raises(ConflictError, match=r"t\[1\]'s migration record changed"):
+        _flipped(table, "t", 2, {0: 3, 1: 4}, {0: 1, 1: 1}, {0: 0, 1: 0}, {})

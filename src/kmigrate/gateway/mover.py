@@ -36,7 +36,7 @@ from typing import Any
 from kazoo.exceptions import NoNodeError
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, KMigrateError
+from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.gateway.backend import Backend
 from kmigrate.gateway.entities import build, item_type
 from kmigrate.gateway.migrations import Migration, Mode, Status, begin, check_start, writers_key
@@ -100,38 +100,21 @@ def smooth(
     progress(f"fenced writes of {_names(topic, chosen)}; waiting for every gateway instance")
     try:
         _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
-    except KMigrateError:
-        _change(registry, lambda t: _unfenced(t, topic, epochs))
-        progress("writes released to the origin; nothing moved")
+        ends = _offsets(settings, topic, origins, chosen)
+        with ClusterAdmin(settings.cluster(target)) as admin:
+            found = admin.partition_offsets(_keys(topic, chosen), "latest")
+        bases = {p: o for (_, p), o in found.items()}
+        writers = _writers(settings, registry, group_home, topic, origins)
+        _change(registry, lambda t: _flipped(t, topic, count, epochs, ends, bases, writers))
+    except BaseException:
+        # Any failure (or Ctrl-C) before the flip: writes go on to the origin. Taking
+        # back only an unflipped record of this epoch is harmless after a flip.
+        try:
+            _change(registry, lambda t: _unfenced(t, topic, epochs))
+            progress("writes released to the origin; nothing moved")
+        except Exception as exc:  # ZooKeeper away too: the instances keep the fence
+            progress(f"could not take the fence back ({exc}); run the same command again")
         raise
-
-    ends = _offsets(settings, topic, origins, chosen)
-    with ClusterAdmin(settings.cluster(target)) as admin:
-        bases = {
-            p: o for (_, p), o in admin.partition_offsets(_keys(topic, chosen), "latest").items()
-        }
-    writers = _writers(settings, registry, group_home, topic, origins)
-
-    def flip(t: RoutingTable) -> RoutingTable:
-        for p in chosen:
-            current = t.topics[topic].migrating(p)
-            if current is None or current.epoch != epochs[p]:
-                raise ConflictError(
-                    f"{topic}[{p}]'s migration record changed while it was fenced; "
-                    "run the command again"
-                )
-            done = replace(
-                current,
-                status=Status.MIGRATED,
-                end_offset=ends[p],
-                target_base=bases[p],
-                writers=writers.get(p, {}),
-                changed_ms=int(time.time() * 1000),
-            )
-            t = t.with_migration(topic, p, done, replace_last=True)
-        return t.normalized(topic, count)
-
-    _change(registry, flip)
     took = int((time.monotonic() - fenced_at) * 1000)
     for p in chosen:
         registry.clear_fences(topic, p)
@@ -206,6 +189,36 @@ def failover(
 
     _change(registry, flip)
     return [Moved(topic, p, origins[p], target, ends[p], bases[p], epochs[p], 0, 0) for p in chosen]
+
+
+def _flipped(
+    table: RoutingTable,
+    topic: str,
+    count: int,
+    epochs: Mapping[int, int],
+    ends: Mapping[int, int],
+    bases: Mapping[int, int],
+    writers: Mapping[int, Mapping[str, int]],
+) -> RoutingTable:
+    """``table`` with this command's fenced records Migrated and routed to the target."""
+    now = int(time.time() * 1000)
+    for p, epoch in epochs.items():
+        current = table.topics[topic].migrating(p)
+        if current is None or current.epoch != epoch:
+            raise ConflictError(
+                f"{topic}[{p}]'s migration record changed while it was fenced; "
+                "run the command again"
+            )
+        done = replace(
+            current,
+            status=Status.MIGRATED,
+            end_offset=ends[p],
+            target_base=bases[p],
+            writers=dict(writers.get(p, {})),
+            changed_ms=now,
+        )
+        table = table.with_migration(topic, p, done, replace_last=True)
+    return table.normalized(topic, count)
 
 
 def _where(

@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
@@ -248,6 +249,12 @@ def create_app(gateway: Gateway, secret: bytes) -> FastAPI:
     @app.exception_handler(Unavailable)
     async def unavailable(_r: Request, exc: Unavailable) -> JSONResponse:
         return _error(503, "DIS.5000", str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(_r: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "malformed request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query"))
+        return _error(400, "DIS.4200", f"{where or 'request'}: {first.get('msg')}")
 
     @app.exception_handler(records.RecordsError)
     async def unreadable(_r: Request, exc: records.RecordsError) -> JSONResponse:

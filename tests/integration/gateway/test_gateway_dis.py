@@ -135,5 +135,10 @@ def test_bad_requests_are_one_line_and_change_nothing(clusters: Clusters, gatewa
     status, body = _call(f"{gateway.http(1)}/records",
                          {"stream_name": stream, "records": [{"data": "%%%"}]})  # fmt: skip
     assert status == 400 and "not base64" in body["error_msg"]
+    status, body = _call(f"{gateway.http(1)}/records", {"stream_name": stream})
+    assert (status, body["error_code"]) == (400, "DIS.4200"), body
+    assert body["error_msg"].startswith("records:"), body
+    status, body = _call(f"{gateway.http(1)}/cursors?stream-name={stream}")
+    assert status == 400 and body["error_msg"].startswith("partition-id:"), body
     with ClusterAdmin(clusters.source) as admin:
         assert admin.watermarks(stream)[0].high == 0

@@ -118,3 +118,29 @@ def test_the_acls_of_planned_topics_and_groups_travel_and_the_rest_is_listed() -
     copied, skipped = split_acls(acls, ["orders"], ["billing"])
     assert copied == [acls[0], acls[1], acls[2], acls[4]]
     assert skipped == [acls[6]]
+
+
+def test_a_via_gateway_plan_reads_back_and_switches_consumers_first() -> None:
+    plan = _plan(via_gateway=True)
+    assert parse_plan(plan.to_yaml("p.yaml"), "p.yaml").via_gateway
+    with pytest.raises(ConfigError, match="via_gateway migrations switch consumers first"):
+        parse_plan(_plan(via_gateway=True, switch_order=PF).to_yaml(), "p.yaml")
+
+
+def test_via_gateway_needs_its_topics_unrouted_or_on_the_source() -> None:
+    from kmigrate.gateway.migrations import Migration, Mode, Status
+    from kmigrate.gateway.routes import RoutingTable
+    from kmigrate.migration.via_gateway import check_routes
+
+    plan = _plan(via_gateway=True)
+    assert check_routes(RoutingTable(), plan) == []
+    assert check_routes(RoutingTable().with_route("orders.v1", "a"), plan) == []
+    elsewhere = RoutingTable().with_route("orders.v1", "a").with_route("orders.v1", "c", [2])
+    assert check_routes(elsewhere, plan) == [
+        "topic orders.v1 is routed to a, c in the gateway; the migration needs it on the source 'a'"
+    ]
+    moved = Migration("a", "b", Status.MIGRATED, 1, Mode.SMOOTH, 5, 0)
+    migrated = RoutingTable().with_route("x", "a").with_migration("x", 0, moved, replace_last=False)
+    assert check_routes(migrated, plan) == [
+        "topic x has partition migrations in the gateway already"
+    ]

@@ -51,32 +51,45 @@ class LiveScreen(Screen):
     show_default=True,
     help="Records/s the demo's producer writes.",
 )
-def command(directory: Path | None, rate: float) -> None:
+@click.option(
+    "--via-gateway",
+    is_flag=True,
+    help="The producer and the group use the kmigrate gateway: the producer never stops.",
+)
+def command(directory: Path | None, rate: float, via_gateway: bool) -> None:
     """Migrate a live topic and its consumer group between two local clusters, consumers
     first, through promote and retire, while a producer and a consumer keep running."""
     screen = LiveScreen()
     with screen.live:
-        result = run_demo(directory or sandbox_dir(), screen, rate=rate)
+        result = run_demo(directory or sandbox_dir(), screen, rate=rate, via_gateway=via_gateway)
     render.out.print()
     _summary(result)
-    if not result.exactly_once or (result.verify is not None and not result.verify.ok):
+    failed = result.failed_sends > 0
+    if failed or not result.exactly_once or (result.verify is not None and not result.verify.ok):
         raise KMigrateError("the demo's migration was not exact; see above")
 
 
 def _summary(r: DemoResult) -> None:
+    if r.via_gateway:
+        consumed = ("consumed through the gateway", f"{r.consumed_on.get('gateway', 0):,}")
+        pause = ("longest wait for an acknowledgement", f"{r.producer_pause_s:.2f}s")
+    else:
+        consumed = (
+            "consumed on source / target",
+            f"{r.consumed_on.get('source', 0):,} / {r.consumed_on.get('target', 0):,}",
+        )
+        pause = ("producer pause at promote", f"{r.producer_pause_s:.1f}s")
     render.table(
         "accounting",
         ("", "value"),
         [
             ("records produced (history + live)", f"{r.produced:,}"),
+            ("failed sends", f"{r.failed_sends:,}"),
             ("records consumed by the group", f"{r.consumed:,}"),
-            (
-                "consumed on source / target",
-                f"{r.consumed_on.get('source', 0):,} / {r.consumed_on.get('target', 0):,}",
-            ),
+            consumed,
             ("consumed twice", f"{len(r.duplicates):,}"),
             ("never consumed", f"{len(r.missing):,}"),
-            ("producer pause at promote", f"{r.producer_pause_s:.1f}s"),
+            pause,
             ("verify", "passed" if r.verify is not None and r.verify.ok else "FAILED"),
         ],
     )

@@ -113,8 +113,9 @@ def consumers(
     if as_json:
         render.print_json({"migration": m.name, "groups": outcomes})
         return
+    where = "the gateway" if m.plan.via_gateway else f"'{m.plan.target}'"
     for group_id, outcome in outcomes.items():
-        render.out.print(f"group {group_id}: {outcome}; start its consumers on '{m.plan.target}'")
+        render.out.print(f"group {group_id}: {outcome}; start its consumers on {where}")
 
 
 @group.command("promote")
@@ -149,9 +150,12 @@ def promote(
         )
         return
     done = ", ".join(result.topics) or "nothing (already promoted)"
-    render.out.print(
-        f"promoted {done} in {result.seconds:.1f}s; producers may write to '{m.plan.target}' now"
+    after = (
+        "the gateway writes them to the target now"
+        if m.plan.via_gateway
+        else f"producers may write to '{m.plan.target}' now"
     )
+    render.out.print(f"promoted {done} in {result.seconds:.1f}s; {after}")
 
 
 @group.command("retire")

@@ -8,7 +8,7 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
-from kmigrate.errors import ConflictError
+from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan
@@ -40,6 +40,12 @@ def group() -> None:
     "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@click.option(
+    "--via-gateway",
+    is_flag=True,
+    help="Clients use the kmigrate gateway (group home: the target): producers never stop; "
+    "promote fences writes at the gateway.",
+)
 @pass_app
 def new(
     app: AppContext,
@@ -51,16 +57,27 @@ def new(
     name: str | None,
     output: Path,
     force: bool,
+    via_gateway: bool,
 ) -> None:
     """Write an editable plan: topics with partitions and configs, groups with members and
     lag now, the switch order, and the ACLs to copy."""
     app.cluster(target)
     if output.exists() and not force:
         raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    if via_gateway:
+        if SwitchOrder(order) is not SwitchOrder.CONSUMERS_FIRST:
+            raise ConfigError("--via-gateway migrations switch consumers first; drop --order")
+        home = app.settings.gateway.group_home if app.settings.gateway else None
+        if home != target:
+            raise ConfigError(
+                f"--via-gateway needs clusters.yaml 'gateway:' with group_home: {target} "
+                f"(it is {home or 'not configured'})"
+            )
     with ClusterAdmin(app.cluster(source)) as admin:
         plan = new_plan(
             admin, target=target, topics=topics, groups=groups, order=SwitchOrder(order), name=name
         )
+    plan = plan.model_copy(update={"via_gateway": via_gateway})
     output.write_text(plan.to_yaml(str(output)))
     render.out.print(
         f"wrote {output}: {len(plan.topics)} topic(s), {len(plan.groups)} group(s), "

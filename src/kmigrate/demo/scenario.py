@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from kmigrate.config import SANDBOX_CONFIG_NAME, Settings, load_settings
+from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, Settings, load_settings
+from kmigrate.demo.gateway import demo_gateway
 from kmigrate.demo.traffic import GroupConsumer, Ledger, SteadyProducer
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -60,6 +61,8 @@ class DemoResult:
     verify: VerifyReport | None
     final: Snapshot
     seconds: float
+    failed_sends: int = 0
+    via_gateway: bool = False
 
     @property
     def exactly_once(self) -> bool:
@@ -78,12 +81,23 @@ class Screen:
     def verify(self, report: VerifyReport) -> None: ...
 
 
-def run_demo(directory: Path, screen: Screen, *, rate: float = RATE) -> DemoResult:
+def run_demo(
+    directory: Path, screen: Screen, *, rate: float = RATE, via_gateway: bool = False
+) -> DemoResult:
     began = time.monotonic()
     screen.step("starting two local Kafka clusters (source, target)")
     manager.up(directory, manager.UpRequest(), report=screen.progress)
+    run = time.strftime("%H%M%S")
+    if via_gateway:
+        screen.step("starting the kmigrate gateway (two instances, group home: target)")
+        with demo_gateway(directory, screen.progress) as (settings, clients):
+            demo: _Demo = _GatewayDemo(settings, directory, screen, rate, run, clients)
+            return _finish(demo, began)
     settings = load_settings(directory / SANDBOX_CONFIG_NAME)
-    demo = _Demo(settings, directory, screen, rate, time.strftime("%H%M%S"))
+    return _finish(_Demo(settings, directory, screen, rate, run), began)
+
+
+def _finish(demo: _Demo, began: float) -> DemoResult:
     try:
         verify, promote_s = demo.run()
     finally:
@@ -94,8 +108,16 @@ def run_demo(directory: Path, screen: Screen, *, rate: float = RATE) -> DemoResu
 
 
 class _Demo:
+    via_gateway = False
+
     def __init__(
-        self, settings: Settings, directory: Path, screen: Screen, rate: float, run: str
+        self,
+        settings: Settings,
+        directory: Path,
+        screen: Screen,
+        rate: float,
+        run: str,
+        clients: ClusterConfig | None = None,
     ) -> None:
         self.settings = settings
         self.screen = screen
@@ -107,7 +129,8 @@ class _Demo:
         self.plan_path = directory / f"{self.name}.plan.yaml"
         self.source = settings.cluster("source")
         self.target = settings.cluster("target")
-        self.producer = SteadyProducer(self.source, self.topic, rate, first_seq=HISTORY)
+        self.clients = clients or self.source  # where the applications connect first
+        self.producer = SteadyProducer(self.clients, self.topic, rate, first_seq=HISTORY)
         self.ledger = Ledger()
         self.consumer = GroupConsumer(self.group, self.topic, self.ledger)
         self.final: Snapshot | None = None
@@ -118,14 +141,18 @@ class _Demo:
             admin.create_topic(topic, PARTITIONS)
         screen.step(f"source: topic {topic} ({PARTITIONS} partitions), {HISTORY:,} records")
         produce(self.source, topic, _history(HISTORY))
-        self.producer.start()
-        self.consumer.start(self.source)
-        _wait(lambda: sum(self.ledger.seen.values()) > 0, "the consumer group to start")
+        if not self.via_gateway:
+            self._start_traffic()
         store = store_for(self.settings)
         try:
-            plan = _plan(self.settings, topic, self.group, self.name, self.plan_path, screen)
+            plan = _plan(
+                self.settings, topic, self.group, self.name, self.plan_path, screen,
+                self.via_gateway,
+            )  # fmt: skip
             screen.step(f"$ kmigrate migrate start {self.plan_path}")
             start_migration(self.settings, store, plan, self.plan_path.read_text(), screen.progress)
+            if self.via_gateway:
+                self._start_traffic()  # the topic is routed now: clients use the gateway
             m = load_migration(store, self.settings, self.name)
             with _live(m, screen):
                 promote_s = self._cutover(m)
@@ -153,6 +180,11 @@ class _Demo:
             store.close()
         return retired.verify, promote_s
 
+    def _start_traffic(self) -> None:
+        self.producer.start()
+        self.consumer.start(self.clients)
+        _wait(lambda: sum(self.ledger.seen.values()) > 0, "the consumer group to start")
+
     def _cutover(self, m: Migration) -> float:
         """Consumers first, then producers, while traffic flows; returns promote's seconds."""
         screen, group, topic = self.screen, self.group, self.topic
@@ -175,6 +207,10 @@ class _Demo:
         )
         self.producer.resume(self.target)
         screen.step(f"producer writes to target now (paused {self.producer.pause_s:.1f}s)")
+        self._drain()
+        return promoted.seconds
+
+    def _drain(self) -> None:
         time.sleep(5)  # traffic on the target after the cutover, for the demo to show
         self.producer.stop()
         _wait(
@@ -182,7 +218,6 @@ class _Demo:
             "the consumer group to consume every delivered record on target",
         )
         self.consumer.stop()
-        return promoted.seconds
 
     def stop_traffic(self) -> None:
         self.producer.stop()
@@ -207,7 +242,31 @@ class _Demo:
             verify,
             self.final,
             seconds,
+            self.producer.failed,
+            self.via_gateway,
         )
+
+
+class _GatewayDemo(_Demo):
+    """`demo --via-gateway`: the producer and the group use the gateway from the start;
+    promote fences writes at the gateway while the producer keeps writing."""
+
+    via_gateway = True
+
+    def _cutover(self, m: Migration) -> float:
+        screen, topic = self.screen, self.topic
+        screen.status(_until_phase(m, topic, TopicPhase.IN_SYNC))
+        screen.step(f"$ kmigrate migrate promote {topic}   (the producer keeps writing)")
+        promoted = _locked(
+            m, "promote", screen, lambda s, t: promote_topics(m, [topic], s, t, screen.progress)
+        )
+        screen.step(
+            "the gateway writes to target now; the longest a record waited for its "
+            f"acknowledgement so far: {self.producer.longest_wait_s:.2f}s"
+        )
+        self._drain()
+        self.producer.pause_s = self.producer.longest_wait_s
+        return promoted.seconds
 
 
 def _history(count: int) -> list[Record]:
@@ -224,23 +283,34 @@ def _history(count: int) -> list[Record]:
 
 
 def _plan(
-    settings: Settings, topic: str, group: str, name: str, path: Path, screen: Screen
+    settings: Settings,
+    topic: str,
+    group: str,
+    name: str,
+    path: Path,
+    screen: Screen,
+    via_gateway: bool = False,
 ) -> Plan:
+    # Through the gateway the group commits on the group home from its first read: it
+    # has nothing on the source to move.
+    groups = f" --groups '{group}'" if not via_gateway else " --via-gateway"
     screen.step(
-        f"$ kmigrate plan new --source source --target target --topics '{_regex(topic)}' "
-        f"--groups '{group}' --name {name} -o {path}"
+        f"$ kmigrate plan new --source source --target target --topics '{_regex(topic)}'"
+        f"{groups} --name {name} -o {path}"
     )
     with ClusterAdmin(settings.cluster("source")) as admin:
         plan = new_plan(
             admin,
             target="target",
             topics=_regex(topic),
-            groups=group,
+            groups=None if via_gateway else group,
             order=SwitchOrder.CONSUMERS_FIRST,
             name=name,
         )
     # The demo's producer stops for promote; a short quiet period keeps its pause short.
-    plan = plan.model_copy(update={"quiet_period_s": 2.0, "in_sync_lag": 5_000})
+    plan = plan.model_copy(
+        update={"quiet_period_s": 2.0, "in_sync_lag": 5_000, "via_gateway": via_gateway}
+    )
     path.write_text(plan.to_yaml(str(path)))
     return plan
 

@@ -35,6 +35,7 @@ class SteadyProducer:
         self._thread = threading.Thread(target=self._loop, name="demo-producer", daemon=True)
         self.paused_at: float | None = None
         self.pause_s: float | None = None
+        self.longest_wait_s = 0.0  # the longest a record waited for its acknowledgement
 
     def start(self) -> None:
         self._running.set()
@@ -89,7 +90,10 @@ class SteadyProducer:
                 time.sleep(delay)  # pacing: the demo's producer writes at a steady rate
 
     def _on_delivery(self, seq: int) -> object:
+        sent = time.monotonic()
+
         def report(error: KafkaError | None, _message: object) -> None:
+            self.longest_wait_s = max(self.longest_wait_s, time.monotonic() - sent)
             if error is None:
                 self.delivered.append(seq)
             else:

@@ -74,7 +74,11 @@ def smooth(
     fence_timeout_s: float = FENCE_TIMEOUT_S,
     keep_origin: bool = False,
     ignore_origin: bool = False,
+    while_fenced: Callable[[], None] = lambda: None,
 ) -> list[Moved]:
+    """``while_fenced`` runs once every instance holds the writes and before the
+    origin's end offsets are read (a guided promote lets the mirror copy the last
+    records there)."""
     chosen = sorted(set(partitions))
     route, origins = _where(settings, registry, topic, chosen, target)
     with ClusterAdmin(settings.cluster(route.cluster)) as admin:
@@ -100,6 +104,7 @@ def smooth(
     progress(f"fenced writes of {_names(topic, chosen)}; waiting for every gateway instance")
     try:
         _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
+        while_fenced()
         ends = _offsets(settings, topic, origins, chosen)
         with ClusterAdmin(settings.cluster(target)) as admin:
             found = admin.partition_offsets(_keys(topic, chosen), "latest")

@@ -24,11 +24,13 @@ from collections.abc import Callable
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
-from kmigrate.errors import ConflictError
+from kmigrate.config import Settings
+from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.gateway.marks import merged
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.routes import RoutingTable, parse_table
 from kmigrate.zk.client import session_client
+from kmigrate.zk.ensemble import resolve_ensemble
 
 log = logging.getLogger(__name__)
 
@@ -214,3 +216,16 @@ class Registry:
             changed(self.instances())
 
         self.zk.ChildrenWatch(self.instances_path, on_children)
+
+
+def configured(settings: Settings) -> tuple[Registry, str]:
+    """The registry of the gateway clusters.yaml configures, and its group home."""
+    config = settings.gateway
+    if config is None:
+        raise ConfigError(
+            "no gateway configured: add a 'gateway:' section to clusters.yaml (group_home, "
+            "zookeeper)"
+        )
+    ensemble = resolve_ensemble(settings, config.zookeeper)
+    registry = Registry(ensemble.connect, config.path, ensemble.name, config.session_timeout_s)
+    return registry, config.group_home

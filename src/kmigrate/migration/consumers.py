@@ -12,6 +12,7 @@ from kmigrate.errors import GroupActiveError, GroupMovedOnError
 from kmigrate.groups.migrate import migrate_group
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration import via_gateway
 from kmigrate.migration.model import GroupPhase, SwitchOrder, TopicPhase, after_groups_moved
 from kmigrate.migration.observe import Snapshot, observe
 from kmigrate.migration.session import Migration, Report, Step
@@ -37,6 +38,8 @@ def move_consumers(
     snap = observe(m, source, target)
     todo = _guard(step, snap, groups)
     outcomes = {g: "already-moved" for g in groups if g not in todo}
+    if m.plan.via_gateway:
+        return _onto_gateway(m, step, todo, outcomes, source, target)
     link = require_link(m.store, m.name)
     # Dry runs first: members, translations and the wait for the mirror change nothing.
     for group in todo:
@@ -51,6 +54,41 @@ def move_consumers(
     with step.acting():
         for group in todo:
             outcomes[group] = _move(m, link, group, source, target, step, wait_s)
+            set_state(m.store, m.name, "group", group, GroupPhase.MOVED.value)
+        advance_topics(m)
+    return outcomes
+
+
+def _onto_gateway(
+    m: Migration,
+    step: Step,
+    todo: list[str],
+    outcomes: dict[str, str],
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+) -> dict[str, str]:
+    """A --via-gateway migration: the groups' commits go to the gateway's group home as
+    they are (the gateway serves the source's offsets until promote)."""
+    topics = {g: list(planned.topics) if (planned := m.plan.group(g)) else [] for g in todo}
+    resumed = {g for g in todo if g in step.resuming and view_group(target, g).members > 0}
+    for group in todo:
+        if group in resumed:
+            continue  # copied before a crash; its consumers already run on the gateway
+        try:
+            via_gateway.onto_gateway(group, topics[group], source, target, apply=False)
+        except GroupActiveError as exc:
+            step.refuse(exc.message, type(exc))
+    if not todo:
+        return outcomes
+    with step.acting():
+        for group in todo:
+            if group not in resumed:
+                n = via_gateway.onto_gateway(group, topics[group], source, target, apply=True)
+                step.report(
+                    f"group {group}: {n} commit(s) copied to the gateway's group home "
+                    f"'{m.plan.target}'; start its consumers on the gateway"
+                )
+            outcomes[group] = "moved"
             set_state(m.store, m.name, "group", group, GroupPhase.MOVED.value)
         advance_topics(m)
     return outcomes

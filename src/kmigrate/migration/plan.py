@@ -70,6 +70,9 @@ class Plan(_Strict):
     in_sync_lag: int = Field(default=1000, ge=0)
     # promote waits until the source end offsets stood still this long (producers stopped).
     quiet_period_s: float = Field(default=10.0, ge=0)
+    # Clients use the kmigrate gateway (group home: the target) from the start: writes
+    # go on through promote, which fences them at the gateway instead of a quiet period.
+    via_gateway: bool = False
     topics: list[PlannedTopic]
     groups: list[PlannedGroup] = Field(default_factory=list)
     acls: list[PlannedAcl] = Field(default_factory=list)
@@ -137,6 +140,11 @@ def _check_consistent(plan: Plan, where: str) -> None:
             )
     if plan.source == plan.target:
         raise ConfigError(f"{where}: source and target are the same cluster")
+    if plan.via_gateway and plan.switch_order is not SwitchOrder.CONSUMERS_FIRST:
+        raise ConfigError(
+            f"{where}: via_gateway migrations switch consumers first (producers never stop); "
+            "set switch_order: consumers-first"
+        )
 
 
 def _describe(exc: ValidationError) -> str:

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration import via_gateway
 from kmigrate.migration.mirroring import stop_if_idle
 from kmigrate.migration.model import GroupPhase, TopicPhase, promotable
 from kmigrate.migration.observe import observe
@@ -65,6 +66,10 @@ def promote_topics(
         todo.append(name)
     quiet = m.plan.quiet_period_s if quiet_period_s is None else quiet_period_s
     waiting = [t for t in todo if linked.get(t) is not TopicState.PROMOTED]
+    if m.plan.via_gateway:
+        if todo:
+            _through_gateway(m, step, todo, waiting, timeout_s, report)
+        return PromoteResult(todo, 0.0, time.monotonic() - began)
     if waiting:
         _guard_quiet(step, source, m, waiting, quiet)
     if todo:
@@ -77,6 +82,44 @@ def promote_topics(
                 set_state(m.store, m.name, "topic", name, TopicPhase.PROMOTED.value)
             stop_if_idle(m, report)
     return PromoteResult(todo, quiet, time.monotonic() - began)
+
+
+def _through_gateway(
+    m: Migration,
+    step: Step,
+    todo: list[str],
+    waiting: list[str],
+    timeout_s: float,
+    report: Report,
+) -> None:
+    """Producers keep writing through the gateway: no quiet period. Per topic the
+    gateway holds its writes while the mirror copies the last records, then flips it
+    to the target (kmigrate.migration.via_gateway)."""
+    sizes = {t.name: t.partitions for t in m.plan.topics}
+    registry = via_gateway.gateway_of(m.settings, m.plan)
+    try:
+        with step.acting():
+            for name in todo:
+
+                def copy_last(name: str = name) -> None:
+                    if name in waiting:
+                        promote_link(
+                            m.store, m.settings, m.name, m.plan.topics_regex([name]),
+                            timeout_s, report,
+                        )  # fmt: skip
+
+                moved = via_gateway.promote(
+                    m.settings, registry, m.plan, name, sizes[name], copy_last, report
+                )
+                if moved:
+                    report(
+                        f"{name}: flipped to '{m.plan.target}' in the gateway; writes were "
+                        f"held {moved[0].fence_ms} ms"
+                    )
+                set_state(m.store, m.name, "topic", name, TopicPhase.PROMOTED.value)
+            stop_if_idle(m, report)
+    finally:
+        registry.close()
 
 
 def _not_yet(m: Migration, name: str, phase: TopicPhase, has_groups: bool) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration import via_gateway
 from kmigrate.migration.mirroring import stop_if_idle
 from kmigrate.migration.model import TopicPhase, retirable
 from kmigrate.migration.observe import observe
@@ -67,6 +68,8 @@ def retire_topics(
                 f"group(s) {', '.join(busy)} still consume {name} on source '{m.plan.source}'; "
                 "stop them first"
             )
+        if m.plan.via_gateway:
+            _guard_read_past(step, m, target, name)
     fresh = [t for t in todo if t not in step.resuming]
     proof = _verify(m, source, target, fresh, report) if fresh else None
     if proof is not None:
@@ -91,6 +94,21 @@ def retire_topics(
             set_state(m.store, m.name, "topic", name, TopicPhase.DONE.value)
         stop_if_idle(m, report)
     return RetireResult(todo, proof, True, deleted)
+
+
+def _guard_read_past(step: Step, m: Migration, target: ClusterAdmin, topic: str) -> None:
+    """Through the gateway, offsets below the migration offset are read on the source:
+    refuse while a group on the group home has not read past them."""
+    registry = via_gateway.gateway_of(m.settings, m.plan)
+    try:
+        behind = via_gateway.behind(target, registry.read_routes(), topic)
+    finally:
+        registry.close()
+    if behind:
+        step.refuse(
+            f"group(s) still read {topic} below its migration offset, on the source: "
+            f"{', '.join(behind)}; let them read on, then retire"
+        )
 
 
 def _guard_unwritten(step: Step, source: ClusterAdmin, m: Migration, topic: str) -> None:

@@ -32,6 +32,12 @@ def rollback_topics(
     m: Migration, topics: list[str], source: ClusterAdmin, target: ClusterAdmin, report: Report
 ) -> list[str]:
     step = Step(m, "rollback", "topic", topics, report)
+    if m.plan.via_gateway:
+        step.refuse(
+            "rollback of a --via-gateway migration is not supported: its target copies hold "
+            "the gateway's committed offsets; stop the mirror (kmigrate mirror stop) and keep "
+            "the topics routed to the source instead"
+        )
     items = m.topics()
     todo = []
     for name in topics:

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError
+from kmigrate.gateway.registry import Registry
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.migration import via_gateway
 from kmigrate.migration.acls import copy_acls
 from kmigrate.migration.check import CheckReport, check_plan
 from kmigrate.migration.mirroring import ensure_mirror, mirror_running, mirrored_topics
@@ -46,44 +48,69 @@ def start_migration(
         check = check_plan(
             plan, store, source, target, sample_s=sample_s, started=_started(store, plan.name)
         )
-        if not check.ok:
+        registry = via_gateway.gateway_of(settings, plan) if plan.via_gateway else None
+        problems = list(check.problems)
+        if registry is not None:
+            problems += via_gateway.check_routes(registry.read_routes(), plan)
+        if problems:
+            if registry is not None:
+                registry.close()
             raise ConflictError(
-                f"the plan has {len(check.problems)} problem(s), nothing started: "
-                + "; ".join(check.problems)
+                f"the plan has {len(problems)} problem(s), nothing started: " + "; ".join(problems)
             )
-        known = plan.name in migration_names(store)
-        save_migration(store, plan.name, plan.source, plan.target, plan_yaml)
-        m = Migration(plan.name, plan, store, settings)
-        with locked(store, plan.name, "start", report):
-            for t in plan.topics:
-                add_item(store, m.name, "topic", t.name, TopicPhase.PLANNED.value)
-            for g in plan.groups:
-                add_item(store, m.name, "group", g.name, GroupPhase.ON_SOURCE.value)
-            items = m.topics()
-            todo = [
-                t
-                for t in plan.topic_names()
-                if items[t].state == TopicPhase.PLANNED.value or items[t].pending == "start"
-            ]
-            result = StartResult(todo, check)
-            if not todo:
-                if known and not mirror_running(m):
-                    report("resuming: the mirror was not running")
-                    ensure_mirror(m, mirrored_topics(m), report)
-                    result.mirror_restarted = True
-                return result
-            step = Step(m, "start", "topic", todo, report)
-            with step.acting():
-                result.acls_copied, result.acl_problem = copy_acls(
-                    target, [a.entry() for a in plan.acls]
-                )
-                ensure_mirror(m, mirrored_topics(m, also=todo), report)
-                linked = {t.topic for t in link_topics_of(store, m.name)}
-                for topic in todo:
-                    if topic not in linked:
-                        raise ConflictError(f"the mirror did not take up topic {topic}")
-                    set_state(store, m.name, "topic", topic, TopicPhase.MIRRORING.value)
+        try:
+            return _start(settings, store, plan, plan_yaml, report, check, target, registry)
+        finally:
+            if registry is not None:
+                registry.close()
+
+
+def _start(
+    settings: Settings,
+    store: Store,
+    plan: Plan,
+    plan_yaml: str,
+    report: Report,
+    check: CheckReport,
+    target: ClusterAdmin,
+    registry: Registry | None,
+) -> StartResult:
+    known = plan.name in migration_names(store)
+    save_migration(store, plan.name, plan.source, plan.target, plan_yaml)
+    m = Migration(plan.name, plan, store, settings)
+    with locked(store, plan.name, "start", report):
+        for t in plan.topics:
+            add_item(store, m.name, "topic", t.name, TopicPhase.PLANNED.value)
+        for g in plan.groups:
+            add_item(store, m.name, "group", g.name, GroupPhase.ON_SOURCE.value)
+        items = m.topics()
+        todo = [
+            t
+            for t in plan.topic_names()
+            if items[t].state == TopicPhase.PLANNED.value or items[t].pending == "start"
+        ]
+        result = StartResult(todo, check)
+        if not todo:
+            if known and not mirror_running(m):
+                report("resuming: the mirror was not running")
+                ensure_mirror(m, mirrored_topics(m), report)
+                result.mirror_restarted = True
             return result
+        step = Step(m, "start", "topic", todo, report)
+        with step.acting():
+            result.acls_copied, result.acl_problem = copy_acls(
+                target, [a.entry() for a in plan.acls]
+            )
+            ensure_mirror(m, mirrored_topics(m, also=todo), report)
+            linked = {t.topic for t in link_topics_of(store, m.name)}
+            for topic in todo:
+                if topic not in linked:
+                    raise ConflictError(f"the mirror did not take up topic {topic}")
+            if registry is not None:
+                via_gateway.route_to_source(registry, plan, report)
+            for topic in todo:
+                set_state(store, m.name, "topic", topic, TopicPhase.MIRRORING.value)
+        return result
 
 
 def _started(store: Store, name: str) -> tuple[set[str], set[str]]:

@@ -33,16 +33,23 @@ def next_steps(snap: Snapshot) -> list[str]:
         steps.append(f"wait: {', '.join(syncing)} in sync at lag <= {plan.in_sync_lag:,}")
     moved = {g.name for g in snap.groups if g.phase is GroupPhase.MOVED}
     ready_groups = [g.name for g in snap.groups if g.name not in moved and _group_ready(snap, g)]
+    then = "on the gateway" if plan.via_gateway else f"on '{plan.target}'"
     if ready_groups:
         steps.append(
             "stop the consumers of "
             + ", ".join(ready_groups)
             + f" on '{plan.source}', then: kmigrate migrate consumers {' '.join(ready_groups)}"
+            + f"; restart them {then}"
         )
     promote = [
         n for n, p in phases.items() if promotable(p, plan.switch_order, bool(plan.groups_of(n)))
     ]
-    if promote:
+    if promote and plan.via_gateway:
+        steps.append(
+            f"with every producer of {', '.join(promote)} writing through the gateway: "
+            f"kmigrate migrate promote {' '.join(promote)} (they do not stop)"
+        )
+    elif promote:
         steps.append(
             f"stop the producers of {', '.join(promote)} on '{plan.source}', then: "
             f"kmigrate migrate promote {' '.join(promote)}; restart them on '{plan.target}'"

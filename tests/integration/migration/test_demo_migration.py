@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kmigrate.config import ClusterConfig
 from kmigrate.demo.scenario import HISTORY, Screen, run_demo
+from kmigrate.gateway.registry import configured
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.migration.model import GroupPhase, TopicPhase
@@ -71,3 +72,33 @@ def test_the_demo_moves_a_live_topic_and_group_exactly_once(clusters: Clusters) 
     events = events_of(store_for(result.settings), result.migration)
     done = [e.action for e in events if e.outcome == "done"]
     assert done == ["start", "consumers", "promote", "retire"]
+
+
+def test_the_demo_via_the_gateway_never_stops_the_producer(clusters: Clusters) -> None:
+    """`demo --via-gateway`: the producer and the group use the gateway from the start;
+    promote fences writes at the gateway while the producer keeps writing."""
+    assert clusters.sandbox_dir is not None, "the demo runs on the sandbox"
+    screen = Recorder()
+    result = run_demo(clusters.sandbox_dir, screen, rate=150.0, via_gateway=True)
+
+    assert result.failed_sends == 0
+    assert result.duplicates == [] and result.missing == []
+    assert result.consumed == result.produced > HISTORY
+    assert result.consumed_on == {"gateway": result.consumed}
+    assert result.verify is not None and result.verify.ok
+    # The target holds every record once: the mirror's copy up to the migration offset,
+    # then what the gateway wrote there after promote.
+    on_target = _seqs_on(clusters.target, result.topic)
+    assert sorted(on_target) == list(range(result.produced))
+    with ClusterAdmin(clusters.source) as admin:
+        assert admin.describe_topics_if_present([result.topic]) == []
+    registry, _home = configured(result.settings)
+    try:
+        route = registry.read_routes().topics[result.topic]
+    finally:
+        registry.close()
+    assert route.cluster == "target" and len(route.migrations) == 6
+    events = events_of(store_for(result.settings), result.migration)
+    done = [e.action for e in events if e.outcome == "done"]
+    assert done == ["start", "promote", "retire"]  # no consumer move, no producer stop
+    assert any("the producer keeps writing" in s for s in screen.steps)

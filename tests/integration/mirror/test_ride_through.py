@@ -212,7 +212,9 @@ def test_mirror_and_groups_sync_wait_out_a_target_then_a_source_broker_restart(
     source's. The mirror says it waits (status and its output), goes on by itself, and
     the copy is exact; `groups sync` loses the target group's coordinator (that broker),
     waits, and then commits the source commit made meanwhile. The same processes are
-    still running at the end."""
+    still running at the end. A second mirror on the same target, with
+    `--max-unavailable 3s`, meets the same outage: it stops with one line and resumes
+    exactly when started again (_stopped_then_resumed)."""
     topic, group = unique("blink"), unique("g-blink")
     source = blink.cluster("src")
     with ClusterAdmin(source) as admin:
@@ -221,10 +223,12 @@ def test_mirror_and_groups_sync_wait_out_a_target_then_a_source_broker_restart(
     mirror = _mirror(config, "blink", topic, "dst").start()
     producer = AckedProducer(source, topic, 3)
     producer.start()
+    strict = _Strict.start(blink, config)
     sync: GroupsSync | None = None
     try:
         mirror.wait_running()
         _wait_progress(mirror, source, topic)
+        strict.wait_copying()
         sync = GroupsSync(config, "blink", group)
         _commit(source, group, topic, 100)
         _wait_follows(config, "blink", blink, group, 100, sync)
@@ -237,6 +241,7 @@ def test_mirror_and_groups_sync_wait_out_a_target_then_a_source_broker_restart(
             timeout=60,
             message=f"groups sync says it waits; {sync.lines}",
         )
+        strict.code = strict.mirror.wait_exit(timeout=120)
         blink.restart("dst")
         _wait_progress(mirror, source, topic)
         _wait_follows(config, "blink", blink, group, 200, sync)
@@ -252,10 +257,23 @@ def test_mirror_and_groups_sync_wait_out_a_target_then_a_source_broker_restart(
         _commit(source, group, topic, 300)
         _wait_follows(config, "blink", blink, group, 300, sync)
         sync.check_alive()
+    except BaseException:
+        strict.abandon()
+        raise
     finally:
         acked = producer.finish()
         if sync is not None:
             sync.stop()
+    assert sync is not None
+    _rode_through(blink, mirror, topic, acked, sync)
+    _stopped_then_resumed(blink, config, strict)
+
+
+def _rode_through(
+    blink: Blinking, mirror: MirrorProcess, topic: str, acked: int, sync: GroupsSync
+) -> None:
+    """The waiting mirror caught up by itself, said so, and copied exactly."""
+    source, config = blink.cluster("src"), mirror.config
     wait_caught_up(mirror, source, [topic])
     mirror.check_alive()
     assert _status(config, "blink")["state"] == "running"
@@ -267,6 +285,60 @@ def test_mirror_and_groups_sync_wait_out_a_target_then_a_source_broker_restart(
     assert "source cluster 'src' unavailable since" in log
     assert sync.said("target cluster 'dst' available again after"), sync.lines
     assert mirror.stop() == 0, mirror.tail()
+
+
+@dataclass
+class _Strict:
+    """A mirror that may not wait longer than 3 s for a cluster, and its producer."""
+
+    topic: str
+    source: ClusterConfig
+    mirror: MirrorProcess
+    producer: AckedProducer
+    code: int | None = None
+
+    @classmethod
+    def start(cls, blink: Blinking, config: Path) -> _Strict:
+        topic, source = unique("long"), blink.cluster("src")
+        with ClusterAdmin(source) as admin:
+            admin.create_topic(topic, 2)
+        producer = AckedProducer(source, topic, 2)
+        producer.start()
+        mirror = _mirror(config, "long", topic, "dst", "--max-unavailable", "3s").start()
+        return cls(topic, source, mirror, producer)
+
+    def wait_copying(self) -> None:
+        self.mirror.wait_running()
+        _wait_progress(self.mirror, self.source, self.topic)
+
+    def abandon(self) -> None:
+        """The test failed: leave nothing running."""
+        self.producer.done.set()
+        if self.mirror.proc is not None and self.mirror.proc.poll() is None:
+            self.mirror.kill9()
+
+
+def _stopped_then_resumed(blink: Blinking, config: Path, strict: _Strict) -> None:
+    """What was test_an_outage_longer_than_max_unavailable_stops_the_mirror_resumably:
+    the strict mirror stopped in the target's outage with the one-line reason (exit 3),
+    its status failed; started again it copies exactly."""
+    source, topic, mirror = blink.cluster("src"), strict.topic, strict.mirror
+    acked = strict.producer.finish()
+    lines = [line for line in mirror.tail().splitlines() if line.startswith("error:")]
+    assert strict.code == 3, mirror.tail()
+    assert len(lines) == 1, mirror.tail()
+    assert lines[0].startswith("error: target cluster 'dst' unavailable for "), lines[0]
+    assert "longer than the allowed 3s" in lines[0] and "Traceback" not in mirror.tail()
+    failed = _status(config, "long")
+    assert failed["state"] == "failed" and "unavailable" in failed["reason"]
+
+    again = _mirror(config, "long", topic, "dst").start()
+    again.wait_running()
+    wait_caught_up(again, source, [topic])
+    assert caught_up(config, "long", source, [topic])
+    compared = assert_exact_copy(config, "long", source, blink.cluster("dst"), topic)
+    assert compared == acked
+    assert again.stop() == 0, again.tail()
 
 
 def test_mirror_rides_through_a_rolling_restart_of_a_three_broker_target(
@@ -335,41 +407,6 @@ def _wait_in_sync(cluster: ClusterConfig, topic: str) -> None:
         return all(len(p.isr) == len(p.replicas) for p in described.partitions)
 
     wait_for(full, timeout=90, interval=0.5, message=f"{topic} back in sync on {cluster.name}")
-
-
-def test_an_outage_longer_than_max_unavailable_stops_the_mirror_resumably(
-    blink: Blinking, tmp_path: Path
-) -> None:
-    topic = unique("long")
-    with ClusterAdmin(blink.cluster("src")) as admin:
-        admin.create_topic(topic, 2)
-    config = _config(blink, tmp_path)
-    producer = AckedProducer(blink.cluster("src"), topic, 2)
-    producer.start()
-    mirror = _mirror(config, "long", topic, "dst", "--max-unavailable", "3s").start()
-    try:
-        mirror.wait_running()
-        _wait_progress(mirror, blink.cluster("src"), topic)
-        blink.kill("dst")
-        code = mirror.wait_exit(timeout=120)
-    finally:
-        blink.restart("dst")
-        acked = producer.finish()
-    lines = [line for line in mirror.tail().splitlines() if line.startswith("error:")]
-    assert code == 3, mirror.tail()
-    assert len(lines) == 1, mirror.tail()
-    assert lines[0].startswith("error: target cluster 'dst' unavailable for "), lines[0]
-    assert "longer than the allowed 3s" in lines[0] and "Traceback" not in mirror.tail()
-    failed = _status(config, "long")
-    assert failed["state"] == "failed" and "unavailable" in failed["reason"]
-
-    again = _mirror(config, "long", topic, "dst").start()
-    again.wait_running()
-    wait_caught_up(again, blink.cluster("src"), [topic])
-    assert caught_up(config, "long", blink.cluster("src"), [topic])
-    compared = assert_exact_copy(config, "long", blink.cluster("src"), blink.cluster("dst"), topic)
-    assert compared == acked
-    assert again.stop() == 0, again.tail()
 
 
 def _commit(cluster: ClusterConfig, group: str, topic: str, position: int) -> None:

@@ -11,7 +11,8 @@ ZooKeeper ensemble for the gateway, group home `target`, in bench/.work:
 (b) failover: topic `failover` (8 partitions) on `origin`; after --seconds the origin's
     broker is killed (-9), all 8 partitions fail over to `target`; --seconds later the
     origin starts again and the aging timer names what it could not serve;
-(c) a guided migration `--via-gateway`: not built yet (reported as such).
+(c) the guided migration of `kmigrate demo` at --demo-rate records/s, twice: the producer
+    stopped by hand for promote (today's way), then `--via-gateway` (it never stops).
 
 For each: failed sends, the longest produce pause on the moved partitions (the longest
 time without an acknowledgement while records were being sent), the producer's p99
@@ -41,6 +42,7 @@ from confluent_kafka import Consumer, Producer
 from harness import WORK, results_header, write_results
 
 from kmigrate.config import load_settings
+from kmigrate.demo.scenario import Screen, run_demo
 from kmigrate.gateway.registry import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
@@ -160,6 +162,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=int, default=1000, help="records/s (100 B)")
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--demo-rate", type=float, default=500.0, help="records/s, (c)")
     args = parser.parse_args()
 
     shutil.rmtree(WORK, ignore_errors=True)
@@ -201,16 +204,17 @@ def main() -> None:
         print("smooth", json.dumps(results["scenarios"]["smooth"], indent=2), flush=True)
         results["scenarios"]["failover"] = run.failover()
         print("failover", json.dumps(results["scenarios"]["failover"], indent=2), flush=True)
-        results["scenarios"]["via_gateway_promote"] = {"built": False}
-        results["guided_promote_pause_s_today"] = GUIDED_PROMOTE_PAUSE_S
         registry.close()
-        print(f"wrote {write_results('gateway-migration-', results)}")
     finally:
         for proc in gateways:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait(30)
         manager.down(directory, purge=True, grace=10)
+    results["scenarios"]["guided_promote"] = guided(args.demo_rate)
+    print("guided", json.dumps(results["scenarios"]["guided_promote"], indent=2), flush=True)
+    results["guided_promote_pause_s_readme"] = GUIDED_PROMOTE_PAUSE_S
+    print(f"wrote {write_results('gateway-migration-', results)}")
 
 
 class Run:
@@ -257,6 +261,25 @@ class Run:
         row = measure(load, set(range(PARTITIONS)), start, end, unavailable)
         ranges = {p: m.unavailable for p, m in records.items() if m.unavailable}
         return {**row, "unavailable_ranges": ranges}
+
+
+def guided(rate: float) -> dict:
+    """(c): the guided migration of the demo, producers stopped by hand for promote
+    (today's way) and through the gateway (`--via-gateway`), one after the other."""
+    found = {}
+    for label, via in (("stopped_by_hand", False), ("via_gateway", True)):
+        result = run_demo(WORK / f"demo-{label}", Screen(), rate=rate, via_gateway=via)
+        found[label] = {
+            "records": result.produced,
+            "failed_sends": result.failed_sends,
+            "producer_pause_s": round(result.producer_pause_s, 3),
+            "promote_s": round(result.promote_s, 3),
+            "not_consumed": len(result.missing),
+            "consumed_twice": len(result.duplicates),
+            "verify": bool(result.verify and result.verify.ok),
+        }
+        manager.down(WORK / f"demo-{label}", purge=True, grace=10)
+    return found
 
 
 def _finalised(registry: Registry, topic: str, timeout_s: float = 60.0) -> dict[int, Any]:

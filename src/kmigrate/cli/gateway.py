@@ -21,6 +21,8 @@ from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError
 from kmigrate.gateway import mover
+from kmigrate.gateway.aging import origin_starts
+from kmigrate.gateway.migrations import Migration, Status
 from kmigrate.gateway.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.registry import Registry, split_routes_address
@@ -458,27 +460,42 @@ def migrate(
 @pass_app
 def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
     """Every partition migration: its record and where its offsets are served from."""
-    registry = _setup(app.settings, routes).registry()
+    settings = app.settings
+    registry = _setup(settings, routes).registry()
     try:
         table = registry.read_routes()
     finally:
         registry.close()
+    clusters = {name: settings.cluster(name) for name in settings.clusters}
+    starts = origin_starts(clusters, table)  # origins that answer now
+
+    def left(topic: str, p: int, m: Migration) -> int | None:
+        """Records the origin still serves below end_offset (what aging waits for)."""
+        if m.status is not Status.MIGRATED or m.end_offset is None:
+            return 0 if m.status is Status.AGED else None
+        start = starts.get((m.origin, topic, p), -1)
+        if start is None:
+            return 0  # the origin no longer has the topic
+        return None if start == -1 else max(0, m.end_offset - start)
+
     rows = [
-        {"topic": topic, "partition": p, "written_on": route.cluster_of(p), **m.to_json()}
+        {"topic": topic, "partition": p, "written_on": route.cluster_of(p), **m.to_json(),
+         "left_on_origin": left(topic, p, m)}
         for topic, route in sorted(table.topics.items())
         for p, chain in sorted(route.migrations.items())
         for m in chain
-    ]
+    ]  # fmt: skip
     if as_json:
         render.print_json({"migrations": rows, "shielded": sorted(table.shielded)})
         return
     render.table(
         "partition migrations",
         ["partition", "origin", "target", "mode", "status", "end offset", "target base",
-         "epoch", "unavailable on origin"],
+         "epoch", "left on origin", "unavailable on origin"],
         [
             (f"{r['topic']}[{r['partition']}]", r["origin"], r["target"], r["mode"], r["status"],
              r["end_offset"] if r["end_offset"] is not None else "-", r["target_base"], r["epoch"],
+             "?" if r["left_on_origin"] is None else f"{r['left_on_origin']:,}",
              "{}-{}".format(r["unavailable"][0], r["unavailable"][1] - 1)
              if r["unavailable"] else "")
             for r in rows

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -470,24 +471,22 @@ class Gateway:
         acks = int(body.acks)
 
         async def send(target: split.Target, part: Any) -> Any:
-            part = await self._for_cluster(target[0], part)
-            answer = await self._send(target, part, expect_response=acks != 0)
-            if answer is not None:
-                for topic in answer.responses:
-                    for reply in topic.partition_responses:
-                        if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
-                            self.marks.saw(
-                                target[0], topic.name, reply.index, reply.base_offset + 1
-                            )
+            # Backends always get acks=all (seed 000's question 2: a write acknowledged by
+            # a leader alone is lost when leadership moves, migration or not).
+            part = await self._for_cluster(target[0], dataclasses.replace(part, acks=-1))
+            answer = await self._send(target, part)
+            for topic in answer.responses:
+                for reply in topic.partition_responses:
+                    if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
+                        self.marks.saw(target[0], topic.name, reply.index, reply.base_offset + 1)
             return answer
 
         keys = [(t.name, int(p.index)) for t in body.topic_data for p in t.partition_data]
+        if acks == 0:
+            self._fire_and_forget(body, keys, send)
+            return None
         await self.fences.admit(keys)
         with self.fences.writing(keys):
-            if acks == 0:
-                return await split.split_call(
-                    split.PRODUCE, body, self._place_write(body), send, expect_response=False
-                )
             writes = _writes(body)
             for write in writes:
                 guard.sent(write)
@@ -505,6 +504,26 @@ class Gateway:
                     guard.answered(write, ErrorCode.unknown_server_error)
                 raise
             return _guarded(answer, writes, guard)
+
+    def _fire_and_forget(self, body: Any, keys: list[tuple[str, int]], send: split.Send) -> None:
+        """An acks=0 client gets no answer; its writes still go to the backends with
+        acks=all, in the background, counted as in flight from now on (a fence that
+        arrives meanwhile waits for them)."""
+        stack = contextlib.ExitStack()
+        fenced = any(self.fences.fenced(k) for k in keys)
+        if not fenced:
+            stack.enter_context(self.fences.writing(keys))
+
+        async def forward() -> None:
+            with stack:
+                if fenced:
+                    await self.fences.admit(keys)
+                    stack.enter_context(self.fences.writing(keys))
+                await split.split_call(
+                    split.PRODUCE, body, self._place_write(body), send, on_failure=self._failed
+                )
+
+        asyncio.get_running_loop().create_task(forward()).add_done_callback(_quiet)
 
     def _produce_failed(self, target: split.Target, exc: Exception) -> ErrorCode:
         """A write that reached the backend and got no answer may be in its log: the

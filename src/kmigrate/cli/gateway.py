@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,10 +147,24 @@ def start(
                 stop=stop,
                 age_every_s=age_every or setup.age_every_s,
                 http=http,
+                audit=_auditor(settings),
             )
         )
     finally:
         registry.close()
+
+
+def _auditor(settings: Settings) -> Callable[[str, list[str], str], None]:
+    """The aging timer's changes into the metadata store's audit log, best effort (an
+    instance keeps serving when the store is away; its log has every change too)."""
+
+    def audit(action: str, subjects: list[str], detail: str) -> None:
+        try:
+            record_event(store_for(settings), AUDIT, action, subjects, "done", detail)
+        except Exception as exc:
+            logging.getLogger("kmigrate.gateway").info("audit log not written: %s", exc)
+
+    return audit
 
 
 def _host_port(value: str, option: str) -> tuple[str, int]:

@@ -26,6 +26,7 @@ from kmigrate.gateway.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 
 log = logging.getLogger(__name__)
+Audit = Callable[[str, list[str], str], None]  # action, subjects, detail
 
 
 @dataclass(frozen=True)
@@ -150,28 +151,49 @@ def age_once(
     registry: Registry,
     clusters: Mapping[str, ClusterConfig],
     group_home: str,
-    deleted: Callable[[str, str], None] = lambda _o, _t: None,
+    audit: Audit = lambda _action, _subjects, _detail: None,
 ) -> list[Aged]:
-    """One pass of the timer: mark what aged, delete origin topics nobody needs."""
+    """One pass of the timer: record what failed-over origins hold, mark what aged,
+    delete origin topics nobody needs; each change also goes to ``audit``."""
+    table = _finalise_pass(registry, clusters, audit)
+    if table is None:
+        return []  # changed meanwhile: the next pass sees the new table
+    marked = _age_pass(registry, clusters, table, audit)
+    _delete_pass(registry, clusters, group_home, audit)
+    return marked
+
+
+def _finalise_pass(
+    registry: Registry, clusters: Mapping[str, ClusterConfig], audit: Audit
+) -> RoutingTable | None:
     table = registry.read_routes()
     ends = origin_ends(clusters, table)
-    if ends:
-        new = finalised(table, ends)
-        try:
-            table = registry.write_routes(new)
-        except ConflictError:
-            return []
-        for m_topic, route in table.topics.items():
-            for p, chain in route.migrations.items():
-                for m in chain:
-                    if m.unavailable and (m.origin, m_topic, p) in ends:
-                        log.warning(
-                            "%s[%d]: %s answers again; its offsets %d-%d were written after "
-                            "the last high watermark recorded and are not served",
-                            m_topic, p, m.origin, m.unavailable[0], m.unavailable[1] - 1,
-                        )  # fmt: skip
-    starts = origin_starts(clusters, table)
-    new = aged(table, starts)
+    if not ends:
+        return table
+    try:
+        table = registry.write_routes(finalised(table, ends))
+    except ConflictError:
+        return None
+    for topic, route in table.topics.items():
+        for p, chain in route.migrations.items():
+            for m in chain:
+                if (m.origin, topic, p) not in ends:
+                    continue
+                detail = f"{m.origin} answers again and holds offsets up to {m.origin_end}"
+                if m.unavailable:
+                    detail += (
+                        f"; its offsets {m.unavailable[0]}-{m.unavailable[1] - 1} were "
+                        "written after the last high watermark recorded and are not served"
+                    )
+                    log.warning("%s[%d]: %s", topic, p, detail)
+                audit("gateway failover finalised", [f"{topic}[{p}]"], detail)
+    return table
+
+
+def _age_pass(
+    registry: Registry, clusters: Mapping[str, ClusterConfig], table: RoutingTable, audit: Audit
+) -> list[Aged]:
+    new = aged(table, origin_starts(clusters, table))
     marked = [
         Aged(topic, p, m.origin, m.end_offset or 0)
         for topic, route in new.topics.items()
@@ -180,28 +202,29 @@ def age_once(
         if m.status is Status.AGED
         and table.topics[topic].migrations[p][i].status is not Status.AGED
     ]
-    if marked:
-        try:
-            registry.write_routes(new)
-        except ConflictError:
-            return []  # changed meanwhile: the next pass sees the new table
-        for a in marked:
-            log.info(
-                "%s[%d]: aged on %s (nothing left below %d)",
-                a.topic,
-                a.partition,
-                a.origin,
-                a.end_offset,
-            )
+    if not marked:
+        return []
+    try:
+        registry.write_routes(new)
+    except ConflictError:
+        return []
+    for a in marked:
+        detail = f"aged on {a.origin}: nothing left below {a.end_offset}"
+        log.info("%s[%d]: %s", a.topic, a.partition, detail)
+        audit("gateway aged", [f"{a.topic}[{a.partition}]"], detail)
+    return marked
+
+
+def _delete_pass(
+    registry: Registry, clusters: Mapping[str, ClusterConfig], group_home: str, audit: Audit
+) -> None:
     for origin, topic in deletable(registry.read_routes(), group_home):
         try:
             with ClusterAdmin(clusters[origin]) as admin:
                 if admin.describe_topics_if_present([topic]):
                     admin.delete_topics([topic])
-                    log.info(
-                        "deleted topic %s on %s: every partition that left it aged", topic, origin
-                    )
-                    deleted(origin, topic)
+                    detail = f"deleted on {origin}: every partition that left it aged"
+                    log.info("topic %s %s", topic, detail)
+                    audit("gateway origin deleted", [topic], detail)
         except KMigrateError as exc:
             log.warning("could not delete aged topic %s on %s: %s", topic, origin, exc)
-    return marked

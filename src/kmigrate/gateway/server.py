@@ -21,7 +21,7 @@ import uvicorn
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.gateway import dis_api, wire
-from kmigrate.gateway.aging import age_once
+from kmigrate.gateway.aging import Audit, age_once
 from kmigrate.gateway.backend import Backend, BackendUnavailable
 from kmigrate.gateway.fences import Fences
 from kmigrate.gateway.handlers import Gateway
@@ -130,6 +130,7 @@ async def run_instance(
     stop: asyncio.Event | None = None,
     age_every_s: float = 60.0,
     http: tuple[str, int] | None = None,
+    audit: Audit = lambda _a, _s, _d: None,
 ) -> None:
     """Serve until ``stop`` is set: start backends, listen, register, read the routes
     (and the migrations, whose fences this instance must honour from its first request:
@@ -180,7 +181,9 @@ async def run_instance(
         ready(gateway)
         tending = asyncio.create_task(producer_ids.tend_forever())
         timer = asyncio.create_task(
-            _age_forever(gateway, registry, {c.name: c for c in clusters}, group_home, age_every_s)
+            _age_forever(
+                gateway, registry, {c.name: c for c in clusters}, group_home, age_every_s, audit
+            )
         )
         marking = asyncio.create_task(_store_marks_forever(gateway, registry))
         await (stop or asyncio.Event()).wait()
@@ -243,6 +246,7 @@ async def _age_forever(
     clusters: dict[str, ClusterConfig],
     group_home: str,
     every_s: float,
+    audit: Audit,
 ) -> None:
     """The aging timer, run by the live instance with the lowest id."""
     while True:
@@ -252,7 +256,7 @@ async def _age_forever(
         if not any(r.migrations for r in gateway.routes.topics.values()):
             continue
         try:
-            await asyncio.to_thread(age_once, registry, clusters, group_home)
+            await asyncio.to_thread(age_once, registry, clusters, group_home, audit)
         except Exception as exc:  # a backend or ZooKeeper away: the next pass tries again
             log.info("aging pass failed: %s", exc)
 

@@ -32,7 +32,10 @@ from kmigrate.gateway.migrations import Mode, begin
 from kmigrate.gateway.placement import leader_of
 from kmigrate.gateway.registry import Registry
 from kmigrate.gateway.routes import RoutingTable
+from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.store import store_for
+from kmigrate.store.migrations import events_of
 from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
@@ -292,6 +295,10 @@ def test_aging_ends_reads_from_the_origin_and_deletes_its_topic(
     with ClusterAdmin(clusters.source) as admin:
         wait_for(lambda: not admin.describe_topics_if_present([topic]), timeout=30,
                  message="the origin's topic deleted")  # fmt: skip
+    store = store_for(load_settings(gateway.config))
+    events = [(e.action, e.subjects) for e in events_of(store, "gateway")]
+    assert ("gateway aged", (f"{topic}[0]",)) in events
+    assert ("gateway origin deleted", (topic,)) in events
     # What is left reads at the same offsets as before: from the end offsets on.
     probe = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": unique("gw-aged"),
                       "auto.offset.reset": "earliest"})  # fmt: skip

@@ -28,15 +28,15 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from kmigrate.config import load_settings
 from kmigrate.gateway.migrations import Mode, begin
 from kmigrate.gateway.placement import leader_of
 from kmigrate.gateway.registry import Registry
 from kmigrate.gateway.routes import RoutingTable
-from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.sandbox.ports import free_ports
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
-from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway

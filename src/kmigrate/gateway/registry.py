@@ -49,6 +49,7 @@ class Registry:
         self.zk: KazooClient = session_client(connect, name, timeout_s)
         self._mine: Instance | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def routes_path(self) -> str:
@@ -59,6 +60,10 @@ class Registry:
         return f"{self.path}/instances"
 
     def close(self) -> None:
+        """End the session (once); calls blocked on an unreachable ensemble fail at once."""
+        if self._closed:
+            return
+        self._closed = True
         self._mine = None  # stopping ends the session on purpose: do not register again
         self.zk.stop()
         self.zk.close()

@@ -195,6 +195,9 @@ async def run_instance(
     finally:
         server.close()
         gateway.close()
+        # Timer passes blocked on an unreachable ensemble would keep the process alive
+        # (threads are joined at exit): ending the session makes them fail at once.
+        registry.close()
         for api, numbers in gateway.timings.summary().items():
             log.info("handled %s: %s", api, ", ".join(f"{k} {v:g}" for k, v in numbers.items()))
 

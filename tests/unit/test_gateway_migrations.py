@@ -408,3 +408,18 @@ def test_a_fence_is_taken_back_or_flipped_only_for_its_own_epoch() -> None:
     assert _unfenced(done, "t", {0: 3, 1: 3}) == done  # nothing to take back after a flip
     with pytest.raises(ConflictError, match=r"t\[1\]'s migration record changed"):
         _flipped(table, "t", 2, {0: 3, 1: 4}, {0: 1, 1: 1}, {0: 0, 1: 0}, {})
+
+
+@pytest.mark.parametrize("acks", [0, 1, -1])
+def test_backends_get_acks_all_whatever_the_client_asks(acks: int) -> None:
+    from datetime import timedelta
+
+    from kio.schema.produce.v9.request import ProduceRequest
+
+    from kmigrate.gateway.handlers import with_acks_all
+
+    asked = ProduceRequest(
+        transactional_id=None, acks=acks, timeout=timedelta(seconds=30), topic_data=()
+    )
+    assert with_acks_all(asked).acks == -1
+    assert with_acks_all(asked).timeout == asked.timeout

@@ -471,9 +471,7 @@ class Gateway:
         acks = int(body.acks)
 
         async def send(target: split.Target, part: Any) -> Any:
-            # Backends always get acks=all (seed 000's question 2: a write acknowledged by
-            # a leader alone is lost when leadership moves, migration or not).
-            part = await self._for_cluster(target[0], dataclasses.replace(part, acks=-1))
+            part = await self._for_cluster(target[0], with_acks_all(part))
             answer = await self._send(target, part)
             for topic in answer.responses:
                 for reply in topic.partition_responses:
@@ -738,6 +736,13 @@ def _without_hints(partition: Any) -> Any:
     if "current_leader" in names and partition.current_leader.leader_id != -1:
         changes["current_leader"] = type(partition.current_leader)()
     return dataclasses.replace(partition, **changes) if changes else partition
+
+
+def with_acks_all(request: Any) -> Any:
+    """A Produce request as backends get it: acks=all whatever the client asked (seed
+    000's question 2: a write a leader alone acknowledged is lost when leadership moves,
+    migration or not)."""
+    return request if int(request.acks) == -1 else dataclasses.replace(request, acks=-1)
 
 
 async def _no_acknowledgement(_topic: str, _partition: int, _epoch: int) -> None:

@@ -40,7 +40,7 @@ from kmigrate.store.migrations import events_of
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
-from tests.integration.gateway.traffic import Reader, Traffic, read_once, route, routed_topic
+from tests.integration.gateway.traffic import Reader, Traffic, read_once, routed_topic
 
 PARTITIONS = 4
 
@@ -318,30 +318,3 @@ def test_aging_ends_reads_from_the_origin_and_deletes_its_topic(
         probe.close()
     assert sorted(seen) == [(p, o) for p in (0, 1) for o in range(20, 25)]
     assert all(v.startswith(b"after-") for v in seen.values())
-
-
-def test_backends_get_acks_all_whatever_the_client_asks(
-    clusters: Clusters, gateway: Gateway
-) -> None:
-    """Seed 000's question 2: a write a leader alone acknowledged is lost if leadership
-    moves. On a topic whose min.insync.replicas cannot be met, an acks=1 write works
-    directly and is refused through the gateway (it asks the backend for acks=all)."""
-    topic = unique("gw-acks")
-    with ClusterAdmin(clusters.source) as admin:
-        admin.create_topic(topic, 1, configs={"min.insync.replicas": "2"})
-    route(gateway, topic, "source")
-
-    def write(bootstrap: str, acks: str) -> list[str]:
-        errors: list[str] = []
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": acks,
-                             "message.timeout.ms": 4000})  # fmt: skip
-        producer.produce(topic, b"x", on_delivery=lambda e, _m: e and errors.append(e.str()))
-        producer.flush(30)
-        return errors
-
-    assert write(clusters.source.bootstrap_servers, "1") == []  # direct: the leader alone
-    refused = write(gateway.bootstrap, "1")
-    assert refused and "enough" in " ".join(refused).lower(), refused
-    write(gateway.bootstrap, "0")  # no answer for the client; the backend refuses it too
-    with ClusterAdmin(clusters.source) as admin:
-        assert admin.watermarks(topic)[0].high == 1  # only the direct write

@@ -193,7 +193,9 @@ class Streams:
         reply = answer.topics[0].partitions[0]
         _check(reply.error_code, stream, partition)
         offset = int(reply.offset)
-        return offset if offset >= 0 else await self.offset(stream, partition, -1)
+        if offset >= 0 or timestamp == -1:
+            return max(offset, 0)
+        return await self.offset(stream, partition, -1)  # no record that late: the end
 
     async def read(
         self, stream: str, partition: int, offset: int, max_bytes: int

@@ -96,9 +96,12 @@ def test_records_and_cursors_across_a_partition_migration(
     at = _read(gateway, 1, _cursor(gateway, 1, stream, "AT_SEQUENCE_NUMBER",
                                       "&starting-sequence-number=35"), 1)  # fmt: skip
     assert at == [(35, "b5")]
-    latest = _cursor(gateway, 2, stream, "LATEST")
-    status, body = _call(f"{gateway.http(2)}/records?partition-cursor={latest}")
-    assert status == 200 and body["records"] == []
+    first = _read(gateway, 2, _cursor(gateway, 2, stream, "AT_TIMESTAMP", "&timestamp=0"), 1)
+    assert first == [(0, "a0")]  # the oldest record, on the origin
+    for kind, extra in (("AT_TIMESTAMP", "&timestamp=99999999999999"), ("LATEST", "")):
+        at_end = _cursor(gateway, 2, stream, kind, extra)  # after the newest record
+        status, body = _call(f"{gateway.http(2)}/records?partition-cursor={at_end}")
+        assert status == 200 and body["records"] == [], (kind, body)
 
     # Kafka clients see the same offsets
     consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": unique("dis")})

@@ -106,9 +106,7 @@ def smooth(
         _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
         while_fenced()
         ends = _offsets(settings, topic, origins, chosen)
-        with ClusterAdmin(settings.cluster(target)) as admin:
-            found = admin.partition_offsets(_keys(topic, chosen), "latest")
-        bases = {p: o for (_, p), o in found.items()}
+        bases = _ends_on(settings, target, topic, chosen)
         writers = _writers(settings, registry, group_home, topic, origins)
         _change(registry, lambda t: _flipped(t, topic, count, epochs, ends, bases, writers))
     except BaseException:
@@ -175,10 +173,7 @@ def failover(
         ends[p] = mark
     if target != group_home:
         _ensure_target(settings, info, group_home, target, progress)
-    with ClusterAdmin(settings.cluster(target)) as admin:
-        bases = {
-            p: o for (_, p), o in admin.partition_offsets(_keys(topic, chosen), "latest").items()
-        }
+    bases = _ends_on(settings, target, topic, chosen)
     now = int(time.time() * 1000)
     epochs: dict[int, int] = {}
 
@@ -350,11 +345,15 @@ def _offsets(
 ) -> dict[int, int]:
     ends: dict[int, int] = {}
     for name in set(origins.values()):
-        mine = [p for p in chosen if origins[p] == name]
-        with ClusterAdmin(settings.cluster(name)) as admin:
-            found = admin.partition_offsets(_keys(topic, mine), "latest")
-        ends.update({p: o for (_, p), o in found.items()})
+        ends |= _ends_on(settings, name, topic, [p for p in chosen if origins[p] == name])
     return ends
+
+
+def _ends_on(settings: Settings, cluster: str, topic: str, partitions: list[int]) -> dict[int, int]:
+    """Each partition's end offset (high watermark) on ``cluster``."""
+    with ClusterAdmin(settings.cluster(cluster)) as admin:
+        found = admin.partition_offsets(_keys(topic, partitions), "latest")
+    return {p: o for (_, p), o in found.items()}
 
 
 def _writers(

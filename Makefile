@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars system-deps demo test test-fast test-unit test-integration lint format clean demo-down
+.PHONY: all install jars system-deps vendor demo test test-fast test-unit test-integration lint format clean demo-down
 
 all: test
 
@@ -34,6 +34,20 @@ system-deps:
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi
+
+# The console's and /docs' front-end files are checked in (serve/static/vendor/README.md);
+# this fetches the same versions again from the npm registry.
+VENDOR := src/kmigrate/serve/static/vendor
+vendor:
+	rm -rf $(VENDOR)/.npm && mkdir -p $(VENDOR)/.npm
+	cd $(VENDOR)/.npm && npm pack -q htmx.org@2.0.11 htmx-ext-sse@2.2.4 swagger-ui-dist@5.35.0 && \
+	  for f in *.tgz; do mkdir -p "$${f%.tgz}" && tar xzf "$$f" -C "$${f%.tgz}"; done
+	cp $(VENDOR)/.npm/htmx.org-2.0.11/package/dist/htmx.min.js $(VENDOR)/
+	cp $(VENDOR)/.npm/htmx-ext-sse-2.2.4/package/dist/sse.min.js $(VENDOR)/htmx-ext-sse.min.js
+	cd $(VENDOR)/.npm/swagger-ui-dist-5.35.0/package && \
+	  cp swagger-ui-bundle.js swagger-ui-bundle.js.LICENSE.txt swagger-ui.css ../../../ && \
+	  cp favicon-32x32.png ../../../swagger-favicon-32x32.png
+	rm -rf $(VENDOR)/.npm
 
 demo: jars
 	$(BIN)/kmigrate demo

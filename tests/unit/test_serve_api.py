@@ -20,6 +20,7 @@ from kmigrate.store import store_for, zk_moves
 from kmigrate.zk.plan import plan_move
 
 SECRET = "pa55-w0rd-never-shown"
+PLAN_TO_NOWHERE = "name: m\nsource: a\ntarget: zz\ntopics: [{name: t, partitions: 1}]\n"
 TOKEN = "t0ken-t0ken-t0ken-t0ken"
 
 
@@ -157,3 +158,88 @@ def test_a_step_posted_from_another_site_is_refused(config: Path) -> None:
 def test_an_unknown_job_is_a_404(config: Path) -> None:
     answer = _client(config).get("/api/jobs/999")
     assert answer.status_code == 404 and answer.json()["kind"] == "not-found"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "says"),
+    [("post", "/api/migrations", {"plan": "name: [unclosed"}, 422, "bad YAML at line 1"),
+     ("post", "/api/migrations", {"plan": PLAN_TO_NOWHERE}, 422, "'zz'"),
+     ("post", "/api/migrations", {}, 422, "plan"),
+     ("post", "/api/migrations/nope/steps/start", {}, 404, "nope"),
+     ("get", "/api/links/nope/groups/g", None, 404, "no link named 'nope'"),
+     ("post", "/api/links/nope/groups/g/migrate", {"apply": True}, 404, "no link named 'nope'"),
+     ("post", "/api/links/nope/verify", {}, 404, "no link named 'nope'"),
+     ("get", "/api/verify/7/report.html", None, 404, "no verify report from job 7"),
+     ("get", "/api/gateway/migrations", None, 422, "no gateway configured")],
+)  # fmt: skip
+def test_each_action_refuses_what_it_cannot_do_and_changes_nothing(
+    config: Path, method: str, path: str, body: dict | None, status: int, says: str
+) -> None:
+    client = _client(config)
+    answer = client.request(method.upper(), path, json=body)
+    assert answer.status_code == status, answer.text
+    assert says in answer.json()["error"] and answer.json()["kind"]
+    assert client.get("/api/migrations").json() == {"migrations": []}
+    assert client.get("/api/links").json() == {"links": []}
+
+
+def test_the_console_pages_render_and_refuse_in_html(config: Path) -> None:
+    client = _client(config)
+    overview = client.get("/")
+    assert overview.status_code == 200 and "No migration yet" in overview.text
+    assert '<script src="/static/vendor/htmx.min.js">' in overview.text
+    missing = client.get("/migrations/nope")
+    assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
+    assert "no migration named &#39;nope&#39;" in missing.text
+    step = client.post("/console/migrations/nope/steps/promote?topic=t")
+    assert step.status_code == 200  # htmx swaps only 2xx: the refusal is the fragment
+    assert 'class="refusal"' in step.text and "Nothing changed (not-found)" in step.text
+    assert SECRET not in overview.text + missing.text + step.text
+
+
+def test_docs_and_static_files_need_no_network(config: Path) -> None:
+    client = _client(config)
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "/static/vendor/swagger-ui-bundle.js" in docs.text
+    assert "https://" not in docs.text and "http://" not in docs.text  # no CDN
+    for path in ("swagger-ui-bundle.js", "swagger-ui.css", "htmx.min.js", "htmx-ext-sse.min.js"):
+        assert client.get(f"/static/vendor/{path}").status_code == 200, path
+    assert client.get("/openapi.json").json()["info"]["title"] == "kmigrate"
+
+
+def test_with_a_token_the_console_signs_in_and_posts_only_from_its_pages(config: Path) -> None:
+    client = _client(config, TOKEN)
+    page = client.get("/migrations/x", follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == "/login?next=/migrations/x"
+    assert client.get("/static/console.css").status_code == 200  # the sign-in page's style
+    assert client.get("/events/migrations/x").status_code == 401  # scripts get a 401
+
+    wrong = client.post("/login", content="token=nope&next=/", follow_redirects=False,
+                        headers={"Origin": "http://testserver"})  # fmt: skip
+    assert wrong.headers["location"].startswith("/login?failed=true")
+    assert "set-cookie" not in wrong.headers
+    evil = client.post("/login", content=f"token={TOKEN}&next=//evil.example",
+                       follow_redirects=False, headers={"Origin": "http://testserver"})  # fmt: skip
+    assert evil.status_code == 303 and evil.headers["location"] == "/"  # no open redirect
+    cookie = evil.cookies["kmigrate_session"]
+    assert TOKEN not in cookie and "HttpOnly" in evil.headers["set-cookie"]
+
+    def signed(value: str) -> TestClient:
+        client.cookies.clear()
+        client.cookies.set("kmigrate_session", value)
+        return client
+
+    assert signed(cookie).get("/").status_code == 200
+    assert signed("forged").get("/", follow_redirects=False).status_code == 303
+    step = "/console/migrations/nope/steps/promote?topic=t"
+    bare = signed(cookie).post(step)
+    assert bare.status_code == 403 and bare.json()["kind"] == "cross-origin"
+    other = signed(cookie).post(step, headers={"Origin": "https://evil.example"})
+    assert other.status_code == 403
+    own = signed(cookie).post(step, headers={"Origin": "http://testserver"})
+    assert own.status_code == 200 and "not-found" in own.text
+    client.cookies.clear()
+    api = client.post("/api/migrations/nope/steps/promote", json={"topics": ["t"]},
+                      headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
+    assert api.status_code == 404  # a script with the token needs no origin

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from kmigrate.errors import ConfigError
-from kmigrate.serve.security import authorized, check_bind, parse_listen, read_token
+from kmigrate.serve.security import (
+    authorized,
+    check_bind,
+    parse_listen,
+    read_token,
+    session_cookie,
+    signed_in,
+)
 
 TOKEN = "s3cret-token-0123456789"
 
@@ -52,3 +59,13 @@ def test_a_call_carries_the_token_or_is_refused() -> None:
     assert authorized(f"Bearer {TOKEN}", TOKEN)
     for header in (None, "", TOKEN, f"Bearer {TOKEN}x", "Basic abc", f"bearer {TOKEN}"):
         assert not authorized(header, TOKEN)
+
+
+def test_a_session_cookie_is_derived_from_the_token_and_checked_in_constant_time() -> None:
+    token = "a-token-of-twenty-chars"
+    cookie = session_cookie(token)
+    assert token not in cookie and len(cookie) == 64
+    assert signed_in(cookie, token)
+    assert not signed_in(cookie, token + "x")
+    assert not signed_in(None, token) and not signed_in(cookie, None)
+    assert not signed_in("", token)

@@ -103,3 +103,24 @@ def test_only_the_owning_process_updates_a_run(store: Store) -> None:
     run = get_run(store, "l")
     assert run is not None
     assert (run.pid, run.state, run.records_per_s, run.reason) == (111, RunState.RUNNING, 5.0, None)
+
+
+def test_a_store_made_before_a_column_was_added_gets_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # mirror_runs as the first release made it
+        conn.execute(
+            "CREATE TABLE mirror_runs (link VARCHAR(100) PRIMARY KEY, pid INTEGER NOT NULL, "
+            "host VARCHAR(255) NOT NULL, state VARCHAR(20) NOT NULL, reason TEXT, "
+            "started_ms BIGINT NOT NULL, heartbeat_ms BIGINT NOT NULL, "
+            "records_per_s FLOAT NOT NULL, log_path TEXT)"
+        )
+        conn.execute(
+            "INSERT INTO mirror_runs VALUES ('l', 1, 'h', 'running', NULL, 1, 2, 3.0, NULL)"
+        )
+    store = open_store(f"sqlite:///{db}")
+    run = get_run(store, "l")
+    assert run is not None and run.batch_s is None and run.records_per_s == 3.0
+    report_run(store, "l", 1, RunState.RUNNING, batch_s=0.25)
+    assert get_run(store, "l").batch_s == 0.25  # type: ignore[union-attr]

@@ -22,11 +22,10 @@ from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError
 from kmigrate.gateway import mover
-from kmigrate.gateway.aging import origin_starts
-from kmigrate.gateway.migrations import Migration, Status
 from kmigrate.gateway.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.placement import Instance
 from kmigrate.gateway.registry import Registry, split_routes_address
+from kmigrate.gateway.report import migrations_json
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.store import store_for
 from kmigrate.store.migrations import record_event
@@ -481,27 +480,10 @@ def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
         table = registry.read_routes()
     finally:
         registry.close()
-    clusters = {name: settings.cluster(name) for name in settings.clusters}
-    starts = origin_starts(clusters, table)  # origins that answer now
-
-    def left(topic: str, p: int, m: Migration) -> int | None:
-        """Records the origin still serves below end_offset (what aging waits for)."""
-        if m.status is not Status.MIGRATED or m.end_offset is None:
-            return 0 if m.status is Status.AGED else None
-        start = starts.get((m.origin, topic, p), -1)
-        if start is None:
-            return 0  # the origin no longer has the topic
-        return None if start == -1 else max(0, m.end_offset - start)
-
-    rows = [
-        {"topic": topic, "partition": p, "written_on": route.cluster_of(p), **m.to_json(),
-         "left_on_origin": left(topic, p, m)}
-        for topic, route in sorted(table.topics.items())
-        for p, chain in sorted(route.migrations.items())
-        for m in chain
-    ]  # fmt: skip
+    shown = migrations_json(settings, table)
+    rows = shown["migrations"]
     if as_json:
-        render.print_json({"migrations": rows, "shielded": sorted(table.shielded)})
+        render.print_json(shown)
         return
     render.table(
         "partition migrations",

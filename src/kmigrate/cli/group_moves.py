@@ -24,6 +24,7 @@ from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group
 from kmigrate.groups.plan import GroupPlan, plan_group
+from kmigrate.groups.report import migrate_json, plan_json, view_json
 from kmigrate.groups.sync import SyncRound, follow
 from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
@@ -98,8 +99,8 @@ def _translate_by_timestamp(
     payload = {
         "group": group_id,
         "method": "timestamp",
-        "source": _view_json(source_view),
-        "target": _view_json(target_view),
+        "source": view_json(source_view),
+        "target": view_json(target_view),
         "partitions": rows,
     }
     if as_json:
@@ -110,27 +111,9 @@ def _translate_by_timestamp(
     render.out.print("approximate: translated through record timestamps (no offset map)")
 
 
-def _view_json(view: GroupView | None) -> dict[str, Any] | None:
-    if view is None:
-        return None
-    return {"cluster": view.cluster, "state": view.state, "members": view.members}
-
-
-def _plan_json(plan: GroupPlan) -> dict[str, Any]:
-    return {
-        "link": plan.link.name,
-        "group": plan.group,
-        "method": "offset-map",
-        "source": _view_json(plan.source),
-        "source_error": plan.source_error,
-        "target": _view_json(plan.target),
-        "partitions": plan.partitions,
-    }
-
-
 def _show_plan(plan: GroupPlan, as_json: bool) -> None:
     if as_json:
-        render.print_json(_plan_json(plan))
+        render.print_json(plan_json(plan))
         return
     _print_header(plan.group, plan.source, plan.target, plan.source_error, plan.link)
     _print_rows(plan.partitions, plan.target.committed)
@@ -251,16 +234,7 @@ def _show_migrate(result: MigrateResult, as_json: bool) -> None:
     plan = result.plan
     outcome = result.outcome
     if as_json:
-        render.print_json(
-            _plan_json(plan)
-            | {
-                "outcome": outcome,
-                "changes": [
-                    {"topic": t, "partition": p, "offset": o}
-                    for (t, p), o in sorted(result.changes.items())
-                ],
-            }
-        )
+        render.print_json(migrate_json(result))
         return
     _show_plan(plan, False)
     n, g, target = len(result.changes), plan.group, plan.link.target

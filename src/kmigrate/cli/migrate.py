@@ -20,7 +20,7 @@ from kmigrate.migration.consumers import move_consumers
 from kmigrate.migration.observe import observe
 from kmigrate.migration.plan import load_plan
 from kmigrate.migration.promote import promote_topics
-from kmigrate.migration.report import status_json
+from kmigrate.migration.report import start_json, status_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
 from kmigrate.migration.session import Migration, load_migration, locked
@@ -62,16 +62,7 @@ def start(app: AppContext, plan_file: Path, as_json: bool) -> None:
     store = store_for(app.settings)
     result = start_migration(app.settings, store, plan, plan_file.read_text(), render.progress)
     if as_json:
-        render.print_json(
-            {
-                "migration": plan.name,
-                "started": result.started,
-                "mirror_restarted": result.mirror_restarted,
-                "acls_copied": result.acls_copied,
-                "acl_problem": result.acl_problem,
-                "acls_not_copied": [a.model_dump() for a in plan.acls_not_copied],
-            }
-        )
+        render.print_json(start_json(plan, result))
         return
     show_check(result.check)
     if result.started:

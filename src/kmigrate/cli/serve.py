@@ -1,4 +1,5 @@
-"""`kmigrate serve`: the REST API and /metrics, over the same store and clusters.yaml."""
+"""`kmigrate serve`: the web console, the REST API and /metrics, over the same store and
+clusters.yaml as the CLI."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.errors import ConfigError
+from kmigrate.serve.sampler import EVERY_S
 from kmigrate.serve.security import DEFAULT_LISTEN, check_bind, parse_listen, read_token
+
+GRACE_S = 3
 
 
 @click.command("serve")
@@ -21,9 +25,18 @@ from kmigrate.serve.security import DEFAULT_LISTEN, check_bind, parse_listen, re
     type=click.Path(path_type=Path),
     help="A file holding the bearer token every API call must carry (required off loopback).",
 )
+@click.option(
+    "--refresh",
+    "refresh_s",
+    type=click.FloatRange(0.2),
+    default=EVERY_S,
+    show_default=True,
+    help="Seconds between reads of the clusters for the live pages and /metrics.",
+)
 @pass_app
-def command(app: AppContext, listen: str, token_file: Path | None) -> None:
-    """Serve the REST API (/api/...) and Prometheus metrics (/metrics) until Ctrl-C."""
+def command(app: AppContext, listen: str, token_file: Path | None, refresh_s: float) -> None:
+    """Serve the web console (/), the REST API (/api, documented at /docs) and Prometheus
+    metrics (/metrics) until Ctrl-C."""
     import uvicorn
 
     from kmigrate.serve.app import create_app
@@ -33,11 +46,16 @@ def command(app: AppContext, listen: str, token_file: Path | None) -> None:
     check_bind(host, token)
     sock = _bound(host, port)
     server = uvicorn.Server(
-        uvicorn.Config(create_app(app.settings, token), log_level="warning", access_log=False)
+        uvicorn.Config(
+            create_app(app.settings, token, refresh_s),
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=GRACE_S,  # live pages keep their event streams open
+        )
     )
     render.progress(
-        f"serving http://{listen} (API under /api, metrics at /metrics"
-        + (", bearer token required)" if token else ")")
+        f"serving http://{listen} (console at /, API under /api and /docs, metrics at /metrics"
+        + ("; sign in with the token)" if token else ")")
     )
     logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
     server.run(sockets=[sock])

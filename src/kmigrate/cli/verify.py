@@ -14,9 +14,10 @@ from kmigrate.mirror.model import compile_topics
 from kmigrate.spark.session import build_context
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
+from kmigrate.verify.by_link import verify_link
 from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
-from kmigrate.verify.job import Sides, plan_link, plan_position, verify
+from kmigrate.verify.job import Sides, plan_position, verify
 from kmigrate.verify.report import VerifyReport, record_json, report_json
 
 EXIT_DIFFERS = 1
@@ -81,30 +82,25 @@ def _run(
 ) -> VerifyReport:
     progress = (lambda _m: None) if quiet else render.progress
     settings = app.settings
+    pattern = compile_topics(topics) if topics else None
     if link_name:
         if source or target or start:
             raise ConfigError("--source/--target/--from are for verifying without --link")
         store = store_for(settings)
-        link = require_link(store, link_name)
-        source, target = link.source, link.target
-    elif not (source and target and topics):
+        return verify_link(settings, store, require_link(store, link_name), pattern, progress)
+    if not (source and target and topics):
         raise ConfigError("pass --link NAME, or --source A --target B --topics REGEX")
-    pattern = compile_topics(topics) if topics else None
     with (
         ClusterAdmin(app.cluster(source)) as s,
         ClusterAdmin(app.cluster(target)) as t,
     ):
         sides = Sides(app.cluster(source), app.cluster(target), s, t)
-        if link_name:
-            plan = lambda: plan_link(store, link, pattern, sides)  # noqa: E731
-        else:
-            plan = lambda: plan_position(pattern, start or "earliest", sides)  # type: ignore[arg-type]  # noqa: E731
         return verify(
             lambda: build_context(settings.spark, "kmigrate-verify"),
             sides,
-            plan,
-            mode="link" if link_name else "position",
-            link=link_name,
+            lambda: plan_position(pattern, start or "earliest", sides),  # type: ignore[arg-type]
+            mode="position",
+            link=None,
             progress=progress,
         )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from kmigrate.migration.observe import Snapshot
+from kmigrate.migration.plan import Plan
+from kmigrate.migration.start import StartResult
 from kmigrate.migration.status import next_steps
 
 
@@ -47,4 +49,16 @@ def status_json(snap: Snapshot) -> dict[str, Any]:
             for g in snap.groups
         ],
         "next": next_steps(snap),
+    }
+
+
+def start_json(plan: Plan, result: StartResult) -> dict[str, Any]:
+    """What `migrate start --json` prints."""
+    return {
+        "migration": plan.name,
+        "started": result.started,
+        "mirror_restarted": result.mirror_restarted,
+        "acls_copied": result.acls_copied,
+        "acl_problem": result.acl_problem,
+        "acls_not_copied": [a.model_dump() for a in plan.acls_not_copied],
     }

@@ -200,13 +200,19 @@ class MirrorJob:
         next_refresh = time.monotonic() + self.options.refresh_interval_s
         next_beat = 0.0
         while not self.stop_requested:
+            began = time.monotonic()
             copied = self._waiting_out(lambda: run_batch(ctx, spark, pairs))
             now = time.monotonic()
             if now >= next_beat:
                 next_beat = now + HEARTBEAT_S
                 rate = ctx.throughput.rate()
                 report_run(
-                    self.store, self.link.name, self.pid, RunState.RUNNING, records_per_s=rate
+                    self.store,
+                    self.link.name,
+                    self.pid,
+                    RunState.RUNNING,
+                    records_per_s=rate,
+                    batch_s=now - began,
                 )
                 self.on_progress(Progress(ctx.throughput.total, rate, len(pairs)))
             if now >= next_refresh:

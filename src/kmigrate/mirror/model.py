@@ -152,3 +152,4 @@ class MirrorRun:
     records_per_s: float
     log_path: str | None
     waiting: Waiting | None = None
+    batch_s: float | None = None  # how long the last batch took (read, write, commit)

@@ -23,6 +23,7 @@ def link_json(s: LinkStatus) -> dict[str, Any]:
         "clusters_unavailable": s.unavailable,
         "pid": s.run.pid if s.run else None,
         "records_per_s": s.run.records_per_s if s.run and s.state == "running" else 0.0,
+        "batch_s": s.run.batch_s if s.run else None,
         "lag": s.lag,
         "topics": [
             {"topic": t.topic, "partitions": t.partitions, "state": t.state.value} for t in s.topics

@@ -1,162 +1,143 @@
-"""The `kmigrate serve` application: the REST API and /metrics over the metadata store
-and clusters.yaml the CLI uses. A refusal answers as the CLI would: the same one-line
-reason, the error's stable kind, and an HTTP status by kind."""
+"""The `kmigrate serve` application: the REST API (/api), the web console, /metrics and
+the API's documentation (/docs, Swagger UI served from this package, no CDN), over
+the metadata store and clusters.yaml the CLI uses.
+
+Who may ask: everyone on loopback without a token; with one, API calls carry it as a
+bearer token and the console signs in once (a cookie derived from it). A request that
+changes something must come from this server's own pages (same origin). A refusal
+answers as the CLI would: its one-line reason, its stable kind, a status by kind."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kmigrate.config import Settings
-from kmigrate.errors import (
-    ClusterError,
-    ConfigError,
-    ConflictError,
-    KafkaOperationError,
-    KMigrateError,
-    NotFoundError,
-)
-from kmigrate.serve import views
-from kmigrate.serve.jobs import Job, Jobs
-from kmigrate.serve.metrics import Metrics
-from kmigrate.serve.security import authorized
-from kmigrate.serve.steps import StepRequest, runner
+from kmigrate.errors import KMigrateError
+from kmigrate.serve import api, console
+from kmigrate.serve.api import status_of
+from kmigrate.serve.sampler import EVERY_S
+from kmigrate.serve.security import authorized, session_cookie, signed_in
+from kmigrate.serve.served import Served
 from kmigrate.store import store_for
 
-_STATUS = (  # the first class that matches decides
-    (NotFoundError, 404),
-    (ConflictError, 409),
-    (ConfigError, 422),
-    (ClusterError, 503),
-    (KafkaOperationError, 502),
-)
-OPEN_PATHS = {"/healthz"}
-ANSWER_WITHIN_S = 2.0  # a step that ends sooner is answered directly; else 202 and a job
+STATIC = Path(__file__).parent / "static"
+OPEN_PATHS = {"/healthz", "/login"}
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+COOKIE = "kmigrate_session"
+# Paths a script reads (answered 401 without the token); a page asks to sign in instead.
+MACHINE_PREFIXES = ("/api/", "/metrics", "/openapi.json", "/events/", "/console/")
 
 
-def status_of(exc: KMigrateError) -> int:
-    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+def create_app(settings: Settings, token: str | None = None, refresh_s: float = EVERY_S) -> FastAPI:
+    served = Served.create(settings, store_for(settings), token, refresh_s)
 
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        served.sampler.close()
 
-def create_app(settings: Settings, token: str | None = None) -> FastAPI:
     app = FastAPI(
         title="kmigrate",
-        summary="Kafka migrations: links, migrations, groups, reassignments",
-        docs_url=None,  # Swagger UI comes from a CDN: not served until it is vendored
+        summary="Kafka migrations: links, migrations, groups, verification, reassignments, "
+        "ZooKeeper moves, gateway migrations",
+        docs_url=None,  # served below from the vendored Swagger UI
         redoc_url=None,
+        lifespan=lifespan,
     )
-    store = store_for(settings)
-    metrics = Metrics(settings, lambda: store)
-    jobs = Jobs()
+    metrics = served.metrics
+
+    def refuse(kind: str, message: str, status: int, **headers: str) -> JSONResponse:
+        metrics.refusals.labels(kind).inc()
+        return JSONResponse({"kind": kind, "error": message}, status_code=status, headers=headers)
 
     @app.middleware("http")
-    async def bearer_token(request: Request, call_next: Any) -> Response:
-        if request.url.path not in OPEN_PATHS and not authorized(
-            request.headers.get("authorization"), token
-        ):
-            metrics.refusals.labels("unauthorized").inc()
-            return JSONResponse(
-                {"kind": "unauthorized", "error": "a bearer token is required"},
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
+    async def guard(request: Request, call_next: Any) -> Response:
+        path = request.url.path
+        by_header = authorized(request.headers.get("authorization"), token)
+        by_cookie = signed_in(request.cookies.get(COOKIE), token)
+        if not (by_header or by_cookie or path in OPEN_PATHS or path.startswith("/static/")):
+            if request.method == "GET" and not path.startswith(MACHINE_PREFIXES):
+                return RedirectResponse(f"/login?next={quote(path)}", status_code=303)
+            return refuse(
+                "unauthorized", "a bearer token is required", 401, **{"WWW-Authenticate": "Bearer"}
             )
-        origin = request.headers.get("origin")
-        if request.method not in SAFE_METHODS and origin is not None:
+        if request.method not in SAFE_METHODS:
             own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-            if origin != own:  # a page of another site posting with the user's browser
-                metrics.refusals.labels("cross-origin").inc()
-                return JSONResponse(
-                    {"kind": "cross-origin", "error": f"requests from {origin} are refused"},
-                    status_code=403,
-                )
+            origin = request.headers.get("origin")
+            referer = request.headers.get("referer", "")
+            if origin is not None and origin != own:  # another site posting with the browser
+                return refuse("cross-origin", f"requests from {origin} are refused", 403)
+            if (
+                origin is None
+                and token is not None
+                and not by_header
+                and not (referer == own or referer.startswith(own + "/"))
+            ):  # a signed-in browser must show where the request came from
+                return refuse("cross-origin", "a request without its origin is refused", 403)
         response: Response = await call_next(request)
         return response
 
     @app.exception_handler(KMigrateError)
-    async def refused(_request: Request, exc: KMigrateError) -> JSONResponse:
+    async def refused(request: Request, exc: KMigrateError) -> Response:
+        if request.url.path.startswith(MACHINE_PREFIXES):
+            return refuse(exc.code, exc.message, status_of(exc))
         metrics.refusals.labels(exc.code).inc()
-        return JSONResponse({"kind": exc.code, "error": exc.message}, status_code=status_of(exc))
+        page = console.templates().TemplateResponse(
+            request, "error.html", {"message": exc.message}, status_code=status_of(exc)
+        )
+        return page
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        metrics.refusals.labels("config").inc()
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "malformed request"}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return JSONResponse(
-            {"kind": "config", "error": f"{where or 'request'}: {first.get('msg')}"},
-            status_code=422,
-        )
+        return refuse("config", f"{where or 'request'}: {first.get('msg')}", 422)
 
-    @app.get("/healthz")
+    @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/metrics")
+    @app.get("/metrics", include_in_schema=False)
     def prometheus() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/api/clusters")
-    def clusters() -> dict[str, Any]:
-        return views.clusters(settings)
-
-    @app.get("/api/links")
-    def links(offline: bool = False) -> dict[str, Any]:
-        return views.links(settings, store, offline)
-
-    @app.get("/api/links/{name}")
-    def link(name: str, offline: bool = False) -> dict[str, Any]:
-        return views.link(settings, store, name, offline)
-
-    @app.get("/api/migrations")
-    def migrations() -> dict[str, Any]:
-        return views.migrations(store)
-
-    @app.get("/api/migrations/{name}")
-    def migration(name: str) -> dict[str, Any]:
-        return views.migration(settings, store, name)
-
-    @app.get("/api/migrations/{name}/history")
-    def history(name: str, last: int | None = None) -> dict[str, Any]:
-        return views.history(settings, store, name, last)
-
-    @app.post("/api/migrations/{name}/steps/{step}")
-    def step(name: str, step: str, request: StepRequest) -> Response:
-        """Run a guarded step (consumers, promote, retire, rollback) as the CLI does. A
-        step that ends or is refused within a moment is answered directly (a refusal with
-        the CLI's reason and kind); a longer one answers 202 and its job to poll."""
-        job = jobs.submit(
-            f"{step} on migration {name}", runner(settings, store, name, step, request)
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="kmigrate API",
+            swagger_js_url="/static/vendor/swagger-ui-bundle.js",
+            swagger_css_url="/static/vendor/swagger-ui.css",
+            swagger_favicon_url="/static/vendor/swagger-favicon-32x32.png",
         )
-        job.finished.wait(ANSWER_WITHIN_S)
-        return _job_answer(job)
 
-    @app.get("/api/jobs/{job_id}")
-    def job(job_id: int) -> Response:
-        found = jobs.get(job_id)
-        if found is None:
-            raise NotFoundError(f"no job {job_id} (jobs are kept while the server runs)")
-        return JSONResponse(found.as_json())
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode(errors="replace"))
+        given, target = form.get("token", [""])[0], console.local_path(form.get("next", ["/"])[0])
+        if token is None or not authorized(f"Bearer {given}", token):
+            metrics.refusals.labels("unauthorized").inc()
+            return RedirectResponse(f"/login?failed=true&next={quote(target)}", status_code=303)
+        answer = RedirectResponse(target, status_code=303)
+        answer.set_cookie(
+            COOKIE, session_cookie(token), httponly=True, samesite="strict",
+            secure=request.url.scheme == "https",
+        )  # fmt: skip
+        return answer
 
-    def _job_answer(job: Job) -> Response:
-        body = job.as_json()
-        if not job.finished.is_set():
-            return JSONResponse(body, status_code=202, headers={"Location": f"/api/jobs/{job.id}"})
-        if job.error is not None:
-            metrics.refusals.labels(job.error.code).inc()
-            return JSONResponse(body, status_code=status_of(job.error))
-        return JSONResponse(body)
-
-    @app.get("/api/reassignments/{cluster}")
-    def reassignment(cluster: str) -> dict[str, Any]:
-        return views.reassignment(settings, store, cluster)
-
-    @app.get("/api/zk-moves/{cluster}")
-    def zk_move(cluster: str) -> dict[str, Any]:
-        return views.zk_move(settings, store, cluster)
-
+    app.include_router(api.router(served))
+    app.include_router(console.router(served))
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.state.served = served
     return app

@@ -49,6 +49,11 @@ class Jobs:
         self._lock = threading.Lock()
 
     def submit(self, what: str, work: Callable[[Callable[[str], None]], dict[str, Any]]) -> Job:
+        """Run ``work`` (given a function that records its progress lines) in the background."""
+        return self.start(what, lambda job: work(job.lines.append))
+
+    def start(self, what: str, work: Callable[[Job], dict[str, Any]]) -> Job:
+        """Run ``work`` (given its own job) in the background."""
         job = Job(next(self._ids), what)
         with self._lock:
             self._jobs[job.id] = job
@@ -61,10 +66,14 @@ class Jobs:
     def get(self, job_id: int) -> Job | None:
         return self._jobs.get(job_id)
 
+    def recent(self, count: int = 10) -> list[Job]:
+        with self._lock:
+            return [self._jobs[i] for i in sorted(self._jobs, reverse=True)[:count]]
+
     @staticmethod
-    def _run(job: Job, work: Callable[[Callable[[str], None]], dict[str, Any]]) -> None:
+    def _run(job: Job, work: Callable[[Job], dict[str, Any]]) -> None:
         try:
-            job.result = work(job.lines.append)
+            job.result = work(job)
             job.state = "done"
         except KMigrateError as exc:
             job.error, job.state = exc, "refused"

@@ -4,6 +4,7 @@ command line (where `ps` would show it)."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 from pathlib import Path
@@ -56,3 +57,15 @@ def authorized(header: str | None, token: str | None) -> bool:
     if header is None or not header.startswith("Bearer "):
         return False
     return hmac.compare_digest(header.removeprefix("Bearer ").encode(), token.encode())
+
+
+def session_cookie(token: str) -> str:
+    """What a signed-in console keeps in its cookie: derived from the token, never it."""
+    return hmac.new(token.encode(), b"kmigrate console session", hashlib.sha256).hexdigest()
+
+
+def signed_in(cookie: str | None, token: str | None) -> bool:
+    """Whether a console cookie belongs to this token (never, without a token)."""
+    if token is None or cookie is None:
+        return False
+    return hmac.compare_digest(cookie.encode(), session_cookie(token).encode())

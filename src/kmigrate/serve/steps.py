@@ -1,6 +1,7 @@
 """The guided migration's guarded steps as the API runs them: the same functions, lock
-and audit log as `kmigrate migrate consumers | promote | retire | rollback`, so CLI and
-server can work on one migration side by side and a refused step changes nothing."""
+and audit log as `kmigrate migrate start | consumers | promote | retire | rollback`, so
+CLI and server can work on one migration side by side and a refused step changes
+nothing."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
+from kmigrate.migration.plan import parse_plan
 from kmigrate.migration.promote import promote_topics
+from kmigrate.migration.report import start_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
 from kmigrate.migration.session import Migration, load_migration, locked
+from kmigrate.migration.start import start_migration
 from kmigrate.store import Store
+from kmigrate.store.migrations import migration_plan_yaml, require_migration
 
-STEPS = ("consumers", "promote", "retire", "rollback")
+STEPS = ("start", "consumers", "promote", "retire", "rollback")
 Report = Callable[[str], None]
 
 
@@ -42,6 +47,10 @@ def runner(
     """The step as a function of its progress report; what is missing is refused now."""
     if step not in STEPS:
         raise ConfigError(f"unknown step '{step}' (one of {', '.join(STEPS)})")
+    if step == "start":  # resume with the stored plan (a new plan: POST /api/migrations)
+        stored = migration_plan_yaml(store, require_migration(store, name))
+        assert stored is not None
+        return start_runner(settings, store, stored, f"the stored plan of migration '{name}'")
     wanted = request.groups if step == "consumers" else request.topics
     if not wanted:
         field_name = "groups" if step == "consumers" else "topics"
@@ -55,6 +64,19 @@ def runner(
             locked(store, m.name, step, report),
         ):
             return _act(m, step, request, source, target, report)
+
+    return run
+
+
+def start_runner(
+    settings: Settings, store: Store, plan_yaml: str, where: str
+) -> Callable[[Report], dict[str, Any]]:
+    """`kmigrate migrate start`: check the plan, copy its ACLs, start (or resume) its
+    mirror. A plan that does not parse is refused now."""
+    plan = parse_plan(plan_yaml, where)
+
+    def run(report: Report) -> dict[str, Any]:
+        return start_json(plan, start_migration(settings, store, plan, plan_yaml, report))
 
     return run
 

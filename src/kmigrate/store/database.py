@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -66,7 +66,20 @@ def open_store(url: str, base_dir: Path | None = None) -> Store:
     store = Store(engine, where)
     with store.transaction() as conn:
         metadata.create_all(conn)
+        _add_new_columns(conn)
     return store
+
+
+def _add_new_columns(conn: Connection) -> None:
+    """A store made by an older kmigrate lacks the nullable columns added since:
+    add them (create_all makes missing tables only)."""
+    found = inspect(conn)
+    for table in metadata.sorted_tables:
+        have = {c["name"] for c in found.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in have and column.nullable:
+                kind = column.type.compile(dialect=conn.dialect)
+                conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
 
 
 def store_for(settings: Settings) -> Store:

@@ -26,6 +26,7 @@ def _run(row: Any, wait: Any) -> MirrorRun:
         row.records_per_s,
         row.log_path,
         waiting,
+        row.batch_s,
     )
 
 
@@ -62,12 +63,15 @@ def report_run(
     *,
     reason: str | None = None,
     records_per_s: float | None = None,
+    batch_s: float | None = None,
 ) -> None:
     """Update the run's state and heartbeat; only the process that owns the run may.
     Any state but ``waiting`` ends a recorded wait."""
     values: dict[str, object] = {"state": state.value, "heartbeat_ms": now_ms(), "reason": reason}
     if records_per_s is not None:
         values["records_per_s"] = records_per_s
+    if batch_s is not None:
+        values["batch_s"] = batch_s
     with store.transaction() as conn:
         conn.execute(
             mirror_runs.update()

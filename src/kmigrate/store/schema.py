@@ -93,6 +93,8 @@ mirror_runs = Table(
     Column("heartbeat_ms", BigInteger, nullable=False),
     Column("records_per_s", Float, nullable=False),
     Column("log_path", Text),
+    # Seconds the last batch took (read, write, commit); added after the first release.
+    Column("batch_s", Float),
 )
 
 # The outage a link's mirror is waiting out, while it waits (a row only then).

@@ -84,6 +84,13 @@ def test_metrics_show_the_mirror_moving(
     after = _scrape(client, topic)
     assert after["kmigrate_mirror_lag_records"] == {0: 0.0, 1: 0.0}
     assert sum(after["kmigrate_mirror_records_mirrored"].values()) == 500
+    batch = [
+        s.value
+        for f in text_string_to_metric_families(client.get("/metrics").text)
+        for s in f.samples
+        if s.name == "kmigrate_mirror_batch_duration_seconds" and s.labels["link"] == LINK
+    ]
+    assert len(batch) == 1 and batch[0] > 0, batch
 
 
 def test_the_api_answers_what_the_cli_prints(mirrored: tuple[Path, str, MirrorProcess]) -> None:

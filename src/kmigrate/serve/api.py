@@ -1,0 +1,214 @@
+"""The REST API under /api: the same JSON as the CLI's --json output, and the CLI's
+actions run as background jobs (answered directly when they end, or are refused,
+within a moment; else 202 and the job to poll)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from kmigrate.errors import (
+    ClusterError,
+    ConfigError,
+    ConflictError,
+    KafkaOperationError,
+    KMigrateError,
+    NotFoundError,
+)
+from kmigrate.gateway.registry import configured
+from kmigrate.gateway.report import migrations_json
+from kmigrate.groups.migrate import migrate_group
+from kmigrate.groups.plan import plan_group
+from kmigrate.groups.report import migrate_json, plan_json
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.serve import views
+from kmigrate.serve.jobs import Job
+from kmigrate.serve.served import Served
+from kmigrate.serve.steps import StepRequest, runner, start_runner
+from kmigrate.store.links import require_link
+from kmigrate.verify.html import render_html
+
+ANSWER_WITHIN_S = 2.0  # work that ends sooner is answered directly; else 202 and a job
+_STATUS = (  # the first class that matches decides
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (ConfigError, 422),
+    (ClusterError, 503),
+    (KafkaOperationError, 502),
+)
+
+
+def status_of(exc: KMigrateError) -> int:
+    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+
+
+class NewMigration(BaseModel):
+    """A plan, as `kmigrate plan new` writes it (YAML or JSON text)."""
+
+    model_config = ConfigDict(extra="forbid")
+    plan: str = Field(min_length=1)
+
+
+class GroupMove(BaseModel):
+    """`groups migrate`: without apply a dry run that changes nothing."""
+
+    model_config = ConfigDict(extra="forbid")
+    apply: bool = False
+    wait_s: float | None = Field(default=None, gt=0)
+    failover: bool = False
+
+
+class VerifyRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    topics: str | None = None  # a regex: only these of the link's topics
+
+
+def job_answer(job: Job) -> Response:
+    """The job's JSON: 200 when done, the refusal's status when refused, 202 running."""
+    body = job.as_json()
+    if not job.finished.is_set():
+        return JSONResponse(body, status_code=202, headers={"Location": f"/api/jobs/{job.id}"})
+    if job.error is not None:
+        return JSONResponse(body, status_code=status_of(job.error))
+    return JSONResponse(body)
+
+
+def router(served: Served) -> APIRouter:
+    api = APIRouter(prefix="/api")
+    settings, store = served.settings, served.store
+
+    @api.get("/clusters")
+    def clusters() -> dict[str, Any]:
+        return views.clusters(settings)
+
+    @api.get("/links")
+    def links(offline: bool = False) -> dict[str, Any]:
+        return views.links(settings, store, offline)
+
+    @api.get("/links/{name}")
+    def link(name: str, offline: bool = False) -> dict[str, Any]:
+        return views.link(settings, store, name, offline)
+
+    @api.get("/links/{name}/groups/{group}")
+    def translation(name: str, group: str) -> dict[str, Any]:
+        """`groups translate --link NAME --group GROUP`: per partition the group's source
+        commit, its exact target offset (or, with the source down, what may repeat)."""
+        found = require_link(store, name)
+        with _admins(served, found.source, found.target) as (source, target):
+            return plan_json(plan_group(store, found, group, source, target, fall_back=True))
+
+    @api.post("/links/{name}/groups/{group}/migrate")
+    def move_group(name: str, group: str, request: GroupMove) -> Response:
+        """`groups migrate`: a dry run unless ``apply``; refused (nothing committed) while
+        the group has members on either side or a position is not mirrored."""
+        found = require_link(store, name)
+
+        def work(_report: Callable[[str], None]) -> dict[str, Any]:
+            with _admins(served, found.source, found.target) as (source, target):
+                moved = migrate_group(
+                    store,
+                    found,
+                    group,
+                    source,
+                    target,
+                    apply=request.apply,
+                    wait_s=request.wait_s,
+                    failover=request.failover,
+                )
+            return migrate_json(moved)
+
+        verb = "migrate" if request.apply else "plan the move of"
+        return job_answer(served.run_step(f"{verb} group {group} over {name}", lambda: work))
+
+    @api.post("/links/{name}/verify")
+    def verify(name: str, request: VerifyRun) -> Response:
+        """Compare what the link mirrored record by record (on Spark); the job's result
+        is `verify --json`'s report, its HTML at /api/verify/{job}/report.html."""
+        return job_answer(served.verify(name, request.topics))
+
+    @api.get("/verify/{job_id}/report.html", response_class=HTMLResponse)
+    def verify_report(job_id: int) -> HTMLResponse:
+        report = served.verify_runs.by_job.get(job_id)
+        if report is None:
+            raise NotFoundError(f"no verify report from job {job_id} (kept while the server runs)")
+        return HTMLResponse(render_html(report))
+
+    @api.get("/migrations")
+    def migrations() -> dict[str, Any]:
+        return views.migrations(store)
+
+    @api.post("/migrations")
+    def new_migration(request: NewMigration) -> Response:
+        """`kmigrate migrate start PLAN`: check the plan, copy its ACLs, start mirroring
+        (a plan already started resumes its mirror)."""
+        return job_answer(
+            served.run_step(
+                "start a migration",
+                lambda: start_runner(settings, store, request.plan, "the plan sent"),
+            )
+        )
+
+    @api.get("/migrations/{name}")
+    def migration(name: str) -> dict[str, Any]:
+        return views.migration(settings, store, name)
+
+    @api.get("/migrations/{name}/history")
+    def history(name: str, last: int | None = None) -> dict[str, Any]:
+        return views.history(settings, store, name, last)
+
+    @api.post("/migrations/{name}/steps/{step}")
+    def step(name: str, step: str, request: StepRequest) -> Response:
+        """Run a guarded step (start, consumers, promote, retire, rollback) as the CLI
+        does. A step that ends or is refused within a moment is answered directly (a
+        refusal with the CLI's reason and kind); a longer one answers 202 and its job."""
+        return job_answer(
+            served.run_step(
+                f"{step} on migration {name}",
+                lambda: runner(settings, store, name, step, request),
+            )
+        )
+
+    @api.get("/jobs/{job_id}")
+    def job(job_id: int) -> Response:
+        found = served.jobs.get(job_id)
+        if found is None:
+            raise NotFoundError(f"no job {job_id} (jobs are kept while the server runs)")
+        return JSONResponse(found.as_json())
+
+    @api.get("/reassignments/{cluster}")
+    def reassignment(cluster: str) -> dict[str, Any]:
+        return views.reassignment(settings, store, cluster)
+
+    @api.get("/zk-moves/{cluster}")
+    def zk_move(cluster: str) -> dict[str, Any]:
+        return views.zk_move(settings, store, cluster)
+
+    @api.get("/gateway/migrations")
+    def gateway_migrations() -> dict[str, Any]:
+        """`gateway migrations --json`: every partition migration through the gateway
+        clusters.yaml configures."""
+        registry, _home = configured(settings)
+        try:
+            table = registry.read_routes()
+        finally:
+            registry.close()
+        return migrations_json(settings, table)
+
+    return api
+
+
+@contextmanager
+def _admins(
+    served: Served, source: str, target: str
+) -> Iterator[tuple[ClusterAdmin, ClusterAdmin]]:
+    """Both clusters' admin clients; an unknown cluster is named as such."""
+    with (
+        ClusterAdmin(served.settings.cluster(source)) as s,
+        ClusterAdmin(served.settings.cluster(target)) as t,
+    ):
+        yield s, t

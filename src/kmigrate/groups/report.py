@@ -8,6 +8,7 @@ from typing import Any
 from kmigrate.groups.migrate import MigrateResult
 from kmigrate.groups.plan import GroupPlan
 from kmigrate.groups.view import GroupView
+from kmigrate.jsonable import to_jsonable
 
 
 def view_json(view: GroupView | None) -> dict[str, Any] | None:
@@ -24,7 +25,7 @@ def plan_json(plan: GroupPlan) -> dict[str, Any]:
         "source": view_json(plan.source),
         "source_error": plan.source_error,
         "target": view_json(plan.target),
-        "partitions": plan.partitions,
+        "partitions": to_jsonable(plan.partitions),
     }
 
 

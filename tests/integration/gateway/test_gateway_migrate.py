@@ -27,6 +27,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from fastapi.testclient import TestClient
 
 from kmigrate.config import load_settings
 from kmigrate.gateway.migrations import Mode, begin
@@ -35,6 +36,7 @@ from kmigrate.gateway.registry import Registry
 from kmigrate.gateway.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.ports import free_ports
+from kmigrate.serve.app import create_app
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
 from tests.helpers import run_cli, unique, wait_for
@@ -171,6 +173,9 @@ def test_partitions_move_under_load_without_a_record_lost_repeated_or_renumbered
     ]
     # nothing aged yet: the origin still serves every offset below the migration offset
     assert all(r["left_on_origin"] == r["end_offset"] for r in rows)
+    with TestClient(create_app(load_settings(gw.config))) as api:  # `kmigrate serve` agrees
+        served = api.get("/api/gateway/migrations").json()["migrations"]
+    assert [r for r in served if r["topic"] == topic] == rows
 
 
 def _fenced_then_resumed(gw: Gateway, topic: str, traffic: Traffic) -> list[dict[str, int]]:

@@ -9,10 +9,13 @@ Each test saves a screenshot under its temporary directory."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, Request, expect
@@ -119,6 +122,12 @@ def test_the_verify_report_opens(started: tuple[Migration, Server], page: Page) 
     expect(frame.locator("#verdict")).to_have_text("Source and target match")
     expect(frame.locator("#partitions")).to_contain_text(m.topic)
 
+    job = int(page.url.rsplit("/", 1)[1])  # the API answers the same run as JSON
+    result = _json(f"{server.url}/api/jobs/{job}")["result"]
+    assert result["ok"] is True and result["link"] == m.name
+    metrics = urllib.request.urlopen(f"{server.url}/metrics", timeout=10).read().decode()
+    assert f'kmigrate_verify_ok{{link="{m.name}"}} 1.0' in metrics
+
 
 def test_step_buttons_ask_then_refuse_or_act(started: tuple[Migration, Server], page: Page) -> None:
     m, server = started
@@ -199,6 +208,12 @@ def test_a_token_protected_console_asks_to_sign_in(
         assert token not in page.content()
     finally:
         guarded.stop()
+
+
+def _json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        found: dict[str, Any] = json.load(answer)
+    return found
 
 
 def _note_post(request: Request, posts: list[str]) -> None:

@@ -1,10 +1,13 @@
-"""Guarded migration steps through `kmigrate serve`, on a real migration (topic in sync,
-group still on the source): a refused promote answers the CLI's reason and kind with
-409 and changes nothing; a rollback runs as a job and leaves the topic PLANNED, as
-`kmigrate migrate rollback` does; both are in the migration's audit log."""
+"""Guarded migration steps through `kmigrate serve`, on a real migration started by
+POSTing its plan (topic in sync, group still on the source): the group's translation
+and its dry-run move answer what the CLI prints and commit nothing; a refused promote
+answers the CLI's reason and kind with 409 and changes nothing; a rollback runs as a
+job and leaves the topic PLANNED, as `kmigrate migrate rollback` does; both are in the
+migration's audit log."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.serve.app import create_app
 from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
@@ -21,10 +25,36 @@ from tests.integration.migration.harness import Migration, new_migration
 @pytest.fixture(scope="module")
 def started(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Migration]:
     m = new_migration(clusters, tmp_path_factory.mktemp("serve-steps"), records=600)
-    m.ok("migrate", "start", str(m.plan))
+    with TestClient(create_app(load_settings(m.config))) as client:
+        answer = client.post("/api/migrations", json={"plan": m.plan.read_text()})
+        assert answer.status_code in (200, 202), answer.text
+        done = _finished(client, answer)
+        assert done["state"] == "done", done
+        assert done["result"]["started"] == [m.topic]
+        again = _finished(client, client.post("/api/migrations", json={"plan": m.plan.read_text()}))
+        assert again["state"] == "done" and again["result"]["started"] == []  # safe to repeat
     m.wait_topic("IN_SYNC")
     yield m
     m.stop_mirror()
+
+
+def test_group_translation_and_dry_run_answer_what_the_cli_prints(started: Migration) -> None:
+    m = started
+    with TestClient(create_app(load_settings(m.config))) as client:
+        translated = client.get(f"/api/links/{m.name}/groups/{m.group}")
+        assert translated.status_code == 200, translated.text
+        cli = json.loads(m.ok("groups", "translate", "--link", m.name, "--group", m.group,
+                              "--json").stdout)  # fmt: skip
+        assert translated.json() == cli
+        assert {p["exact"] for p in cli["partitions"]} == {True}
+
+        before = m.states()
+        dry = _finished(client, client.post(f"/api/links/{m.name}/groups/{m.group}/migrate",
+                                            json={}))  # fmt: skip
+        assert dry["state"] == "done" and dry["result"]["outcome"] == "dry-run", dry
+        with ClusterAdmin(m.clusters.target) as target:
+            assert target.committed_offsets(m.group) == []  # nothing committed
+        assert m.states() == before
 
 
 def _finished(client: TestClient, answer: Any) -> dict[str, Any]:

@@ -31,6 +31,7 @@ COMMANDS = {
     "migrate": "kmigrate.cli.migrate:group",
     "demo": "kmigrate.cli.demo:command",
     "zk": "kmigrate.cli.zk:group",
+    "kraft": "kmigrate.cli.kraft:group",
     "gateway": "kmigrate.cli.gateway:group",
     "reassign": "kmigrate.cli.reassign:group",
     "brokers": "kmigrate.cli.reassign:brokers_group",

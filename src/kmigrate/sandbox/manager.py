@@ -34,6 +34,7 @@ from kmigrate.sandbox.state import (
     ADMIN_USER,
     SCRAM_MECHANISM,
     BrokerNode,
+    ControllerNode,
     SandboxCluster,
     SandboxState,
     load_state,
@@ -158,10 +159,19 @@ def down(
         if b.pid
     }
     process.stop_processes(pids, grace=grace)
+    controllers = {
+        c.pid: controller_properties(directory, state.clusters[n], c)
+        for n in names
+        for c in state.clusters[n].controllers
+        if c.pid
+    }
+    process.stop_processes(controllers, grace=grace)
     for name in names:
         cluster = state.clusters[name]
         for broker in cluster.brokers:
             cluster = cluster.with_broker(replace(broker, pid=None))
+        for node in cluster.controllers:
+            cluster = cluster.with_controller(replace(node, pid=None))
         state = state.with_cluster(cluster)
     nodes: dict[int, Path] = {}
     for name in ens:
@@ -433,6 +443,11 @@ def _write_broker_files(
 def broker_properties(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> Path:
     """The broker's server.properties."""
     return broker.folder(directory / cluster.name) / "server.properties"
+
+
+def controller_properties(directory: Path, cluster: SandboxCluster, node: ControllerNode) -> Path:
+    """A KRaft controller's controller.properties (a migration to KRaft added it)."""
+    return node.folder(directory / cluster.name) / "controller.properties"
 
 
 def broker_log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> str:

@@ -27,6 +27,18 @@ class BrokerNode:
 
 
 @dataclass(frozen=True)
+class ControllerNode:
+    """A KRaft controller added to a ZooKeeper-mode cluster by a KRaft migration."""
+
+    node_id: int
+    port: int
+    pid: int | None = None
+
+    def folder(self, cluster_dir: Path) -> Path:
+        return cluster_dir / f"controller-{self.node_id}"
+
+
+@dataclass(frozen=True)
 class SandboxCluster:
     name: str
     cluster_id: str
@@ -36,6 +48,8 @@ class SandboxCluster:
     # ZooKeeper mode (Kafka 3.9.x): the broker's zookeeper.connect, as "host:port,.../chroot".
     # None: KRaft.
     zookeeper_connect: str | None = None
+    # KRaft controllers a migration to KRaft provisioned (ZooKeeper-mode clusters only).
+    controllers: tuple[ControllerNode, ...] = ()
 
     @property
     def bootstrap_servers(self) -> str:
@@ -50,6 +64,13 @@ class SandboxCluster:
     def with_broker(self, broker: BrokerNode) -> SandboxCluster:
         brokers = tuple(broker if b.node_id == broker.node_id else b for b in self.brokers)
         return replace(self, brokers=brokers)
+
+    def with_controller(self, node: ControllerNode) -> SandboxCluster:
+        others = tuple(c for c in self.controllers if c.node_id != node.node_id)
+        return replace(self, controllers=tuple(sorted((*others, node), key=lambda c: c.node_id)))
+
+    def without_controller(self, node_id: int) -> SandboxCluster:
+        return replace(self, controllers=tuple(c for c in self.controllers if c.node_id != node_id))
 
 
 @dataclass(frozen=True)
@@ -130,7 +151,8 @@ def load_state(directory: Path) -> SandboxState:
     clusters = {}
     for name, c in data.get("clusters", {}).items():
         brokers = tuple(BrokerNode(**b) for b in c.pop("brokers"))
-        clusters[name] = SandboxCluster(brokers=brokers, **c)
+        controllers = tuple(ControllerNode(**n) for n in c.pop("controllers", ()))
+        clusters[name] = SandboxCluster(brokers=brokers, controllers=controllers, **c)
     ensembles = {}
     for name, e in data.get("ensembles", {}).items():
         nodes = tuple(ZkNode(**n) for n in e.pop("nodes"))

@@ -29,7 +29,9 @@ class MoveEvent:
     detail: str | None
 
 
-def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
+def begin_move(
+    store: Store, kafka: str, plan_yaml: str, what: str = "ZooKeeper move", name: str | None = None
+) -> MoveRecord:
     """The cluster's move: created from this plan, or the one already under way (which
     must run the same plan)."""
     with store.transaction() as conn:
@@ -54,14 +56,14 @@ def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
             return MoveRecord(kafka, plan_yaml, "planned", stamp)
     if row.plan_yaml != plan_yaml:
         raise ConflictError(
-            f"cluster '{kafka}' is in the middle of a ZooKeeper move (phase {row.phase}) with "
+            f"cluster '{name or kafka}' is in the middle of a {what} (phase {row.phase}) with "
             "another plan; resume it with that plan file"
         )
     return MoveRecord(row.kafka, row.plan_yaml, row.phase, row.updated_ms)
 
 
 def _replaceable(conn: Connection, row: Row[Any]) -> bool:
-    if row.phase in ("done", "rolled-back"):
+    if row.phase in ("done", "rolled-back", "reverted"):
         return True
     acted = conn.execute(
         select(zk_move_events.c.id)

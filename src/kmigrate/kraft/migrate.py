@@ -1,0 +1,402 @@
+"""`kraft migrate | finalize | revert`: a ZooKeeper-mode cluster to KRaft (KIP-866), one
+guarded step at a time, as Kafka 3.9's operations guide orders them:
+
+1. controllers: provision and format the KRaft controllers (migration enabled);
+2. roll1: restart each broker in migration mode, one at a time, each re-registered and
+   no partition under-replicated before the next;
+3. dual-write: wait until the controller migrated the metadata and writes both KRaft
+   and ZooKeeper (`/controller` names a KRaft controller, `/migration` has an offset);
+4. roll2: restart each broker as a KRaft broker;
+5. finalize (its own command, the point of no return): the controllers restart without
+   ZooKeeper.
+
+Every step looks at the world first (each broker's mode from its own configuration,
+the znodes), so a command killed at any moment resumes by running it again. Before the
+first step the cluster's metadata is read (topics, partitions, configs, ACLs, group
+offsets) and after every phase it must read the same. `revert` follows the guide's
+revert path from whatever phase the cluster is in, until finalization."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
+
+from kmigrate.errors import ConflictError, KafkaOperationError, KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import WaitPolicy
+from kmigrate.kraft import snapshot
+from kmigrate.kraft.operator import KRaftOperator
+from kmigrate.kraft.plan import ConfigChange, KRaftPlan
+from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode
+from kmigrate.store import Store
+from kmigrate.store import kraft_moves as moves
+from kmigrate.store.locks import Holder, held
+
+T = TypeVar("T")
+PHASES = ("controllers", "roll1", "dual-write", "roll2")
+MIGRATED = "roll2"  # every broker a KRaft broker: finalize may follow
+FINALIZED = "finalized"
+REVERTED = "reverted"
+DIRECT_TIMEOUT_S = 3.0  # asking one broker its mode: a broker down answers "down" soon
+
+
+@dataclass
+class Run:
+    """One `kraft` command: the plan, and what it acts through."""
+
+    plan: KRaftPlan
+    plan_yaml: str
+    store: Store
+    operator: KRaftOperator
+    admin: ClusterAdmin
+    report: Callable[[str], None]
+    timeout_s: float = 180.0
+    status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
+
+    @property
+    def cluster(self) -> str:
+        return self.plan.kafka
+
+    def patiently(self, step: Callable[[], T]) -> T:
+        return WaitPolicy(self.timeout_s).run(step)
+
+    def done(self, phase: str, step: str, detail: str | None = None) -> None:
+        moves.record(self.store, self.cluster, phase, step, "done", detail)
+        self.report(f"{phase}: {step}" + (f" ({detail})" if detail else ""))
+
+    def wait(self, condition: Callable[[], bool], what: str) -> None:
+        started = time.monotonic()
+        while not condition():
+            elapsed = time.monotonic() - started
+            self.status(f"waiting for {what} ({elapsed:.0f}s of {self.timeout_s:g}s)")
+            if elapsed > self.timeout_s:
+                raise KafkaOperationError(
+                    f"waited {self.timeout_s:g}s for {what}; run the same `kmigrate kraft` "
+                    "command again to resume, or see `kmigrate kraft status`"
+                )
+            time.sleep(0.3)
+
+    def mode(self, broker: int) -> str:
+        """The broker's mode as it says itself, through a new client bootstrapped on it
+        alone: while brokers of two kinds run side by side, a client that knew the
+        broker before its restart may not reach it again for a long while (seen with
+        librdkafka 2.x), and the others' metadata may not list it."""
+        config = self.admin.cluster.model_copy(
+            update={
+                "bootstrap_servers": self.plan.brokers[broker],
+                "timeout_s": min(self.admin.cluster.timeout_s, DIRECT_TIMEOUT_S),
+            }
+        )
+        with ClusterAdmin(config) as direct:
+            return broker_mode(direct, broker)
+
+    def znodes(self) -> Znodes:
+        return self.patiently(lambda: Znodes.read(self.plan.zookeeper_connect))
+
+
+@contextmanager
+def exclusively(
+    store: Store, cluster: str, command: str, report: Callable[[str], None]
+) -> Iterator[None]:
+    """One `kraft` command at a time per cluster; a killed one's lock is taken over."""
+
+    def taken_over(gone: Holder) -> None:
+        detail = f"pid {gone.pid} (`kmigrate {gone.command}`) had died"
+        moves.record(store, cluster, "lock", "taken over", "done", detail)
+        report(f"taking over the migration's lock: {detail}")
+
+    with held(
+        store,
+        f"kraft:{cluster}",
+        command,
+        what=f"the migration of cluster '{cluster}' to KRaft",
+        on_takeover=taken_over,
+    ):
+        yield
+
+
+# ---------------------------------------------------------------------- migrate
+
+
+def run_migration(run: Run) -> None:
+    """The phases not done yet, up to every broker a KRaft broker (not finalized)."""
+    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    if state.phase in (FINALIZED, REVERTED):
+        raise ConflictError(
+            f"the migration of '{run.cluster}' is {state.phase}; plan again with "
+            "`kmigrate kraft plan` to migrate it anew"
+            if state.phase == REVERTED
+            else f"cluster '{run.cluster}' is already migrated to KRaft and finalized"
+        )
+    if state.phase == "planned":
+        _first_look(run)
+    reached = PHASES.index(state.phase) + 1 if state.phase in PHASES else 0
+    steps = {"controllers": controllers, "roll1": roll1, "dual-write": dual_write, "roll2": roll2}
+    for phase in PHASES[reached:]:
+        run.report(f"phase {phase}")
+        try:
+            steps[phase](run)
+            _same_metadata(run, phase)
+        except KMigrateError as exc:
+            moves.record(run.store, run.cluster, phase, "stopped", "refused", exc.message)
+            raise
+        moves.set_phase(run.store, run.cluster, phase)
+    run.report(
+        f"every broker of {run.cluster} is a KRaft broker; the controllers still write "
+        "ZooKeeper (dual-write). Check the cluster, then `kmigrate kraft finalize PLAN` "
+        "(the point of no return) or `kmigrate kraft revert PLAN`"
+    )
+
+
+def _first_look(run: Run) -> None:
+    """The cluster still is the one planned, healthy, and its metadata is remembered."""
+    found = run.znodes()
+    cluster_id = found.cluster_id
+    if cluster_id != run.plan.cluster_id:
+        raise ConflictError(
+            f"cluster '{run.cluster}' has id {cluster_id} in ZooKeeper, the plan was written "
+            f"for {run.plan.cluster_id}; plan again"
+        )
+    problem = _health(run, ZK, MIGRATING)
+    if problem is not None:
+        raise ConflictError(f"not starting the migration of '{run.cluster}': {problem}")
+    taken = run.patiently(lambda: snapshot.take(run.admin))
+    moves.record(run.store, run.cluster, "check", "snapshot", "done", taken.to_json())
+    run.report(f"metadata read: {taken.summary}")
+
+
+def _baseline(run: Run) -> snapshot.Snapshot | None:
+    events = moves.history(run.store, run.cluster)
+    found = [e for e in events if e.phase == "check" and e.step == "snapshot" and e.detail]
+    return snapshot.Snapshot.from_json(found[-1].detail or "") if found else None
+
+
+def _same_metadata(run: Run, phase: str) -> None:
+    """The metadata reads as before the first step. Right after a restart a group may
+    be missing for a moment (its coordinator loads it): read again until it matches or
+    the wait ends."""
+    before = _baseline(run)
+    if before is None:
+        return
+    changed: list[str] = []
+    after = before
+    deadline = time.monotonic() + run.timeout_s
+    while True:
+        after = run.patiently(lambda: snapshot.take(run.admin))
+        changed = snapshot.differences(before, after)
+        if not changed or time.monotonic() > deadline:
+            break
+        run.status(f"reading the metadata again: {changed[0]}")
+        time.sleep(1.0)
+    if changed:
+        raise ConflictError(
+            f"after {phase} the metadata of '{run.cluster}' does not read as before: "
+            + "; ".join(changed[:5])
+            + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
+        )
+    run.done(phase, "metadata unchanged", after.summary)
+
+
+def controllers(run: Run) -> None:
+    plan = run.plan
+    for node_id in plan.controller_ids:
+        run.operator.start_controller(node_id, plan.controller_properties(node_id), plan.cluster_id)
+        run.done("controllers", f"controller {node_id}", "formatted and started")
+    for c in plan.controllers:
+        run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} on {c.host}:{c.port}")
+    run.wait(lambda: run.znodes().migration is not None, "the KRaft controller's /migration znode")
+
+
+def roll1(run: Run) -> None:
+    _roll(run, "roll1", MIGRATING, lambda _b: run.plan.roll1, (ZK,))
+
+
+def dual_write(run: Run) -> None:
+    ids = set(run.plan.controller_ids)
+
+    def migrated() -> bool:
+        found = run.znodes()
+        return found.controller_id in ids and found.metadata_offset >= 0
+
+    run.wait(migrated, "the controller to migrate the metadata and write both ways (dual-write)")
+    found = run.znodes()
+    run.done(
+        "dual-write",
+        "metadata migrated",
+        f"controller {found.controller_id}, KRaft offset {found.metadata_offset}",
+    )
+
+
+def roll2(run: Run) -> None:
+    _roll(run, "roll2", KRAFT, run.plan.roll2_for, (MIGRATING,))
+
+
+def _roll(
+    run: Run,
+    phase: str,
+    mode: str,
+    change: Callable[[int], ConfigChange],
+    from_modes: tuple[str, ...],
+) -> None:
+    """Restart every broker not in ``mode`` yet, one at a time, each back and the
+    cluster without under-replicated partitions before the next."""
+    _recover(run, phase)
+    for broker in sorted(run.plan.brokers):
+        now = _mode_answering(run, broker)
+        if now == mode:
+            moves.record(run.store, run.cluster, phase, f"broker {broker}", "skipped", mode)
+            continue
+        if now not in from_modes:
+            raise ConflictError(
+                f"{phase}: broker {broker} of '{run.cluster}' is in {now} mode, expected "
+                f"{' or '.join(from_modes)}; see `kmigrate kraft status`"
+            )
+        problem = _health(run, mode, *from_modes)
+        if problem is not None:
+            raise ConflictError(f"not restarting a broker of '{run.cluster}': {problem}")
+        run.report(f"{phase}: restarting broker {broker} into {mode} mode")
+        moves.record(run.store, run.cluster, phase, f"broker {broker}", "started", mode)
+        run.operator.restart_broker(broker, change(broker), quick_stop=False)
+        _back(run, broker, mode)
+        run.done(phase, f"broker {broker}", f"{mode} mode")
+
+
+def _recover(run: Run, phase: str) -> None:
+    """Brokers a killed command stopped and did not start again run again."""
+    down = [b for b in sorted(run.plan.brokers) if moves.interrupted(run.store, run.cluster, b)]
+    started = [b for b in down if run.operator.start_broker_if_down(b)]
+    if started:
+        run.report(f"{phase}: broker(s) {_ids(started)} were down (an interrupted restart)")
+
+
+def _back(run: Run, broker: int, mode: str) -> None:
+    def registered() -> bool:
+        if run.mode(broker) != mode:
+            return False
+        return mode == KRAFT or broker in run.znodes().registered
+
+    run.wait(registered, f"broker {broker} back in {mode} mode")
+    run.wait(lambda: _health(run, ZK, MIGRATING, KRAFT) is None, "no under-replicated partitions")
+
+
+def _mode_answering(run: Run, broker: int) -> str:
+    """The broker's mode, once it answers."""
+    run.wait(lambda: run.mode(broker) != DOWN, f"broker {broker} answering")
+    return run.mode(broker)
+
+
+def _health(run: Run, *modes: str) -> str | None:
+    """None when every broker answers in one of ``modes`` and no partition is
+    under-replicated."""
+    for broker in sorted(run.plan.brokers):
+        mode = run.mode(broker)
+        if mode not in modes:
+            return (
+                f"broker {broker} is {mode}" if mode == DOWN else f"broker {broker} in {mode} mode"
+            )
+    try:
+        topics = run.admin.list_topics(include_internal=True)
+    except KMigrateError as exc:
+        return exc.message
+    under = [f"{t.name}[{p.partition}]" for t in topics for p in t.partitions if p.under_replicated]
+    return f"{len(under)} under-replicated partition(s), e.g. {under[0]}" if under else None
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------- finalize
+
+
+def finalize(run: Run) -> None:
+    """The controllers restart without ZooKeeper: KRaft for good (no revert after)."""
+    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    if state.phase == FINALIZED:
+        run.report(f"cluster {run.cluster} is already finalized")
+        return
+    if state.phase not in (MIGRATED, "finalize"):
+        raise ConflictError(
+            f"cannot finalize '{run.cluster}': the migration is at phase {state.phase}; "
+            "every broker must be a KRaft broker first (`kmigrate kraft migrate PLAN`)"
+        )
+    problem = _health(run, KRAFT)
+    if problem is not None:
+        raise ConflictError(f"not finalizing '{run.cluster}': {problem}")
+    moves.set_phase(run.store, run.cluster, "finalize")
+    plan = run.plan
+    for c in plan.controllers:
+        run.report(f"finalize: restarting controller {c.node_id} without ZooKeeper")
+        run.operator.start_controller(
+            c.node_id, plan.controller_properties(c.node_id, finalized=True), plan.cluster_id
+        )
+        run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} back")
+        run.wait(
+            lambda: _health(run, KRAFT) is None, "every broker serving, nothing under-replicated"
+        )
+        run.done("finalize", f"controller {c.node_id}", "KRaft only")
+    _same_metadata(run, "finalize")
+    moves.set_phase(run.store, run.cluster, FINALIZED)
+    run.report(f"cluster {run.cluster} runs on KRaft; ZooKeeper is no longer used or written")
+
+
+# ---------------------------------------------------------------------- revert
+
+
+def revert(run: Run) -> None:
+    """Back to ZooKeeper mode from any phase before finalization (the guide's revert):
+    KRaft brokers back into migration mode; the controllers deprovisioned; `/controller`
+    and `/migration` deleted so a broker becomes the controller again; every broker
+    restarted without the migration settings."""
+    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    if state.phase in (FINALIZED, "finalize"):
+        raise ConflictError(
+            f"cluster '{run.cluster}' was finalized: KRaft is for good, there is no way back "
+            "to ZooKeeper (Kafka's guide)"
+        )
+    if state.phase == REVERTED:
+        run.report(f"cluster {run.cluster} is already back in ZooKeeper mode")
+        return
+    moves.record(run.store, run.cluster, "revert", "started", "done", f"from phase {state.phase}")
+    plan = run.plan
+    _recover(run, "revert")
+    for broker in sorted(plan.brokers):
+        if _mode_answering(run, broker) == KRAFT:
+            _restart(run, broker, plan.revert_roll2_for(broker), MIGRATING, quick_stop=False)
+    for node_id in plan.controller_ids:
+        run.operator.stop_controller(node_id, wipe=True)
+        run.done("revert", f"controller {node_id}", "deprovisioned")
+    found = run.znodes()
+    if found.controller_id in set(plan.controller_ids) or found.migration is not None:
+        run.patiently(lambda: Znodes.clear(plan.zookeeper_connect))
+        run.done("revert", "znodes", "/controller and /migration deleted")
+    for broker in sorted(plan.brokers):
+        if _mode_answering(run, broker) == MIGRATING:
+            # its controlled shutdown would wait for the controllers just deprovisioned
+            _restart(run, broker, plan.revert_roll1(), ZK, quick_stop=True)
+    run.wait(lambda: run.znodes().controller_id in plan.brokers, "a broker elected controller")
+    run.wait(lambda: _health(run, ZK) is None, "every broker in ZooKeeper mode, in sync")
+    _same_metadata(run, "revert")
+    moves.set_phase(run.store, run.cluster, REVERTED)
+    run.report(f"cluster {run.cluster} runs in ZooKeeper mode as before")
+
+
+def _restart(run: Run, broker: int, change: ConfigChange, mode: str, *, quick_stop: bool) -> None:
+    run.report(f"revert: restarting broker {broker} into {mode} mode")
+    moves.record(run.store, run.cluster, "revert", f"broker {broker}", "started", mode)
+    run.operator.restart_broker(broker, change, quick_stop=quick_stop)
+    _back(run, broker, mode)
+    run.done("revert", f"broker {broker}", f"{mode} mode")
+
+
+def _ids(items: list[int]) -> str:
+    return ",".join(str(i) for i in items)

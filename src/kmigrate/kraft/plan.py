@@ -1,0 +1,303 @@
+"""The plan of a ZooKeeper-to-KRaft migration (KIP-866, Kafka 3.9.x), written from what
+the cluster answered (pure): the controllers to provision and their configuration, what
+each broker's configuration gains and loses in roll 1 (migration mode) and roll 2
+(KRaft broker), what the controllers lose at finalization, and what Kafka's guide
+forbids, refused by name.
+
+The plan is a YAML document an operator reviews; `kraft migrate` runs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kmigrate.config import read_user_file
+from kmigrate.errors import ConfigError, ConflictError
+
+MIGRATION_FLAG = "zookeeper.metadata.migration.enable"
+CONTROLLER_LISTENER = "CONTROLLER"
+LOWEST_IBP = (3, 9)
+# Controller ids start here (or above the highest broker id): never a broker's id.
+FIRST_CONTROLLER_ID = 3000
+
+
+@dataclass(frozen=True)
+class BrokerView:
+    """One broker of a ZooKeeper-mode cluster, from its configuration as it answered."""
+
+    broker_id: int
+    host: str
+    port: int
+    ibp: str | None  # inter.broker.protocol.version, e.g. "3.9-IV0"
+    zookeeper_connect: str | None  # None: not in ZooKeeper mode
+    process_roles: str | None  # set: a KRaft broker already
+    migration_enabled: bool
+    inter_broker_listener: str | None
+    protocol_map: str | None  # listener.security.protocol.map
+    log_dirs: str | None
+    authorizer: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    name: str
+    cluster_id: str | None  # /cluster/id in ZooKeeper
+    brokers: tuple[BrokerView, ...]
+    registered: tuple[int, ...]  # /brokers/ids
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlannedController(_Strict):
+    node_id: int
+    host: str
+    port: int
+
+
+class ConfigChange(_Strict):
+    """What a roll sets and removes in a node's configuration."""
+
+    set: dict[str, str] = {}
+    remove: list[str] = []
+
+    def applied(self, config: dict[str, str]) -> dict[str, str]:
+        kept = {k: v for k, v in config.items() if k not in self.remove}
+        return kept | self.set
+
+
+class KRaftPlan(_Strict):
+    kafka: str
+    cluster_id: str
+    zookeeper_connect: str  # the brokers', with its chroot
+    brokers: dict[int, str]  # id -> host:port (where kmigrate asks each broker its mode)
+    controllers: list[PlannedController]
+    controller_config: dict[str, str]  # every controller's, but node.id and listeners
+    roll1: ConfigChange  # every broker: into migration mode (KIP-866 "enable migration")
+    roll2: ConfigChange  # every broker: a KRaft broker (and node.id = its broker.id)
+    finalize: ConfigChange  # every controller: ZooKeeper settings gone
+    protocol_map_before: str | None  # the brokers' listener.security.protocol.map
+    guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{c.node_id}@{c.host}:{c.port}" for c in self.controllers)
+
+    def broker_host(self, broker_id: int) -> str:
+        return self.brokers[broker_id].rsplit(":", 1)[0]
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return [c.node_id for c in self.controllers]
+
+    def controller_properties(self, node_id: int, *, finalized: bool = False) -> dict[str, str]:
+        c = next(c for c in self.controllers if c.node_id == node_id)
+        config = self.controller_config | {
+            "node.id": str(node_id),
+            "listeners": f"{CONTROLLER_LISTENER}://{c.host}:{c.port}",
+        }
+        return self.finalize.applied(config) if finalized else config
+
+    def roll2_for(self, broker_id: int) -> ConfigChange:
+        return ConfigChange(
+            set=self.roll2.set | {"node.id": str(broker_id)}, remove=self.roll2.remove
+        )
+
+    def revert_roll2_for(self, broker_id: int) -> ConfigChange:
+        """A KRaft broker back into migration mode (the guide's first revert roll):
+        process.roles gone, node.id back to broker.id, zookeeper.connect restored."""
+        return ConfigChange(
+            set=self.roll1.set
+            | {"broker.id": str(broker_id), "zookeeper.connect": self.zookeeper_connect},
+            remove=["process.roles", "node.id"],
+        )
+
+    def revert_roll1(self) -> ConfigChange:
+        """A broker in migration mode back to plain ZooKeeper mode (the guide's last
+        revert roll): the migration flag and the controller settings removed, the
+        listener map as it was."""
+        before = self.protocol_map_before
+        return ConfigChange(
+            set={"listener.security.protocol.map": before} if before else {},
+            remove=[MIGRATION_FLAG, "controller.quorum.voters", "controller.listener.names"]
+            + ([] if before else ["listener.security.protocol.map"]),
+        )
+
+    def to_yaml(self) -> str:
+        header = (
+            f"# ZooKeeper -> KRaft migration of cluster {self.kafka} (KIP-866, Kafka 3.9).\n"
+            "# Review it; run it with `kmigrate kraft migrate PLAN`. Finalization is a separate\n"
+            "# command (`kmigrate kraft finalize PLAN`): the point of no return.\n"
+        )
+        return header + yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def parse_ibp(value: str | None) -> tuple[int, int] | None:
+    """ "3.9-IV0" -> (3, 9); None when it does not read as a version."""
+    if not value:
+        return None
+    head = value.split("-", 1)[0].split(".")
+    try:
+        return int(head[0]), int(head[1]) if len(head) > 1 else 0
+    except ValueError:
+        return None
+
+
+def plan_kraft(
+    view: ClusterView, controllers: list[tuple[str, int]], zookeeper_connect: str
+) -> KRaftPlan:
+    """The plan for ``view``, with controllers at ``controllers`` (host, port); refuses
+    what the guide forbids, naming the broker and the setting."""
+    _check(view)
+    if not controllers:
+        raise ConfigError("a KRaft quorum needs at least one controller")
+    first = max(FIRST_CONTROLLER_ID, max(b.broker_id for b in view.brokers) + 1)
+    planned = [
+        PlannedController(node_id=first + i, host=host, port=port)
+        for i, (host, port) in enumerate(controllers)
+    ]
+    voters = ",".join(f"{c.node_id}@{c.host}:{c.port}" for c in planned)
+    sample = view.brokers[0]
+    listener = sample.inter_broker_listener or "PLAINTEXT"
+    protocol_map = _with_controller(sample.protocol_map or f"{listener}:{listener}")
+    controller_config = {
+        "process.roles": "controller",
+        "controller.quorum.voters": voters,
+        "controller.listener.names": CONTROLLER_LISTENER,
+        "listener.security.protocol.map": protocol_map,
+        # the controller sends its RPCs to the brokers on their inter-broker listener
+        "inter.broker.listener.name": listener,
+        MIGRATION_FLAG: "true",
+        "zookeeper.connect": zookeeper_connect,
+    }
+    roll1 = ConfigChange(
+        set={
+            "inter.broker.protocol.version": "3.9",
+            MIGRATION_FLAG: "true",
+            "controller.quorum.voters": voters,
+            "controller.listener.names": CONTROLLER_LISTENER,
+            "listener.security.protocol.map": protocol_map,
+        }
+    )
+    roll2 = ConfigChange(
+        set={
+            "process.roles": "broker",
+            "controller.quorum.voters": voters,
+            "controller.listener.names": CONTROLLER_LISTENER,
+            "listener.security.protocol.map": protocol_map,
+        },
+        remove=[
+            "broker.id",
+            "inter.broker.protocol.version",
+            MIGRATION_FLAG,
+            "zookeeper.connect",
+            "zookeeper.session.timeout.ms",
+            "zookeeper.connection.timeout.ms",
+        ],
+    )
+    return KRaftPlan(
+        kafka=view.name,
+        cluster_id=view.cluster_id or "",
+        zookeeper_connect=zookeeper_connect,
+        brokers={b.broker_id: f"{b.host}:{b.port}" for b in view.brokers},
+        controllers=planned,
+        controller_config=controller_config,
+        roll1=roll1,
+        roll2=roll2,
+        finalize=ConfigChange(remove=[MIGRATION_FLAG, "zookeeper.connect"]),
+        protocol_map_before=sample.protocol_map,
+    )
+
+
+def _with_controller(protocol_map: str) -> str:
+    entries = [
+        e for e in protocol_map.split(",") if e and not e.startswith(CONTROLLER_LISTENER + ":")
+    ]
+    return ",".join([*entries, f"{CONTROLLER_LISTENER}:PLAINTEXT"])
+
+
+def _check(view: ClusterView) -> None:
+    if not view.brokers:
+        raise ConflictError(f"cluster '{view.name}' answered with no broker")
+    for b in view.brokers:
+        _check_broker(view, b)
+    unregistered = sorted({b.broker_id for b in view.brokers} - set(view.registered))
+    if unregistered:
+        raise ConflictError(
+            f"cluster '{view.name}': broker(s) {', '.join(map(str, unregistered))} not "
+            "registered in ZooKeeper; start them before planning"
+        )
+    if not view.cluster_id:
+        raise ConflictError(f"cluster '{view.name}' has no /cluster/id in ZooKeeper")
+
+
+def _check_broker(view: ClusterView, b: BrokerView) -> None:
+    if b.process_roles or not b.zookeeper_connect:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} does not run in ZooKeeper mode "
+            f"(process.roles={b.process_roles or 'unset'}); nothing to migrate"
+        )
+    if b.migration_enabled:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} already has {MIGRATION_FLAG}=true "
+            "(a migration is under way); see `kmigrate kraft status` or revert it first"
+        )
+    ibp = parse_ibp(b.ibp)
+    if ibp is None or ibp < LOWEST_IBP:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} has inter.broker.protocol.version="
+            f"{b.ibp or 'unknown'}; the migration needs every broker on Kafka 3.9.x with "
+            "inter.broker.protocol.version=3.9 (upgrade and roll the brokers first)"
+        )
+    if b.inter_broker_listener != view.brokers[0].inter_broker_listener:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} uses inter.broker.listener.name="
+            f"{b.inter_broker_listener}, broker {view.brokers[0].broker_id} "
+            f"{view.brokers[0].inter_broker_listener}: make them equal first"
+        )
+    protocol = _protocol_of(b)
+    if protocol != "PLAINTEXT":
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id}'s inter-broker listener "
+            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT clusters "
+            "only so far (the controllers would need the same security settings)"
+        )
+    if b.authorizer and "AclAuthorizer" not in b.authorizer:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} uses authorizer.class.name="
+            f"{b.authorizer}; only Kafka's AclAuthorizer (or none) is migrated"
+        )
+
+
+def _protocol_of(b: BrokerView) -> str:
+    listener = b.inter_broker_listener or "PLAINTEXT"
+    for entry in (b.protocol_map or "").split(","):
+        name, _, protocol = entry.partition(":")
+        if name == listener:
+            return protocol
+    return listener
+
+
+def parse_plan(text: str, where: str) -> KRaftPlan:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{where}: bad YAML{at}; fix the plan file") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a KRaft plan is a mapping written by `kmigrate kraft plan`")
+    try:
+        return KRaftPlan.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{where}: {loc}: {first['msg'].lower()}") from None
+
+
+def load_plan(path: Path) -> KRaftPlan:
+    return parse_plan(read_user_file(path, "plan"), str(path))

@@ -1,0 +1,105 @@
+"""The cluster's metadata as users see it, read before and after every step of a
+migration and compared field by field: topics, their partitions and replicas, their
+configs, ACLs, and committed group offsets. A group with members consumes meanwhile,
+so its offsets may only grow; an idle group's must read the same."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from kmigrate.errors import KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    topics: dict[str, dict[str, list[int]]]  # topic -> partition -> replicas
+    configs: dict[str, dict[str, str]]  # topic -> configs set on it
+    acls: list[str]
+    groups: dict[str, dict[str, int]]  # group -> "topic[p]" -> committed offset
+    active: list[str]  # groups with members when read
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Snapshot:
+        return cls(**json.loads(text))
+
+    @property
+    def summary(self) -> str:
+        partitions = sum(len(p) for p in self.topics.values())
+        return (
+            f"{len(self.topics)} topics, {partitions} partitions, {len(self.acls)} ACLs, "
+            f"{len(self.groups)} groups"
+        )
+
+
+def take(admin: ClusterAdmin) -> Snapshot:
+    topics = admin.list_topics()
+    names = [t.name for t in topics]
+    groups: dict[str, dict[str, int]] = {}
+    active: list[str] = []
+    for g in admin.list_groups():
+        try:
+            info = admin.describe_group(g.group_id)
+            offsets = admin.committed_offsets(g.group_id)
+        except KMigrateError:
+            continue  # a group deleted while read
+        if info.members:
+            active.append(g.group_id)
+        groups[g.group_id] = {f"{o.topic}[{o.partition}]": o.committed for o in offsets}
+    return Snapshot(
+        topics={t.name: {str(p.partition): list(p.replicas) for p in t.partitions} for t in topics},
+        configs=admin.topic_configs(names) if names else {},
+        acls=sorted(
+            f"{a.permission} {a.principal} {a.operation} {a.resource_type}:"
+            f"{a.pattern_type}:{a.resource_name} from {a.host}"
+            for a in admin.list_acls()
+        ),
+        groups=groups,
+        active=sorted(active),
+    )
+
+
+def differences(before: Snapshot, after: Snapshot) -> list[str]:
+    """What changed that must not (pure); empty when the metadata reads the same.
+    Topics and groups created meanwhile are not differences."""
+    found: list[str] = []
+    for topic, partitions in sorted(before.topics.items()):
+        now = after.topics.get(topic)
+        if now is None:
+            found.append(f"topic {topic} is gone")
+            continue
+        if sorted(now) != sorted(partitions):
+            found.append(f"topic {topic}: {len(partitions)} partitions, now {len(now)}")
+        for p, replicas in sorted(partitions.items()):
+            if p in now and now[p] != replicas:
+                found.append(f"{topic}[{p}]: replicas {replicas}, now {now[p]}")
+        if before.configs.get(topic, {}) != after.configs.get(topic, {}):
+            was, now_configs = before.configs.get(topic), after.configs.get(topic)
+            found.append(f"topic {topic}: configs {was}, now {now_configs}")
+    for acl in sorted(set(before.acls) - set(after.acls)):
+        found.append(f"ACL gone: {acl}")
+    for acl in sorted(set(after.acls) - set(before.acls)):
+        found.append(f"ACL added: {acl}")
+    found += _group_differences(before, after)
+    return found
+
+
+def _group_differences(before: Snapshot, after: Snapshot) -> list[str]:
+    found: list[str] = []
+    for group, offsets in sorted(before.groups.items()):
+        now_offsets = after.groups.get(group)
+        if now_offsets is None:
+            found.append(f"group {group} is gone")
+            continue
+        consuming = group in before.active or group in after.active
+        for tp, offset in sorted(offsets.items()):
+            now_offset = now_offsets.get(tp)
+            if now_offset is None:
+                found.append(f"group {group}: no commit for {tp} any more (was {offset})")
+            elif now_offset < offset or (now_offset != offset and not consuming):
+                found.append(f"group {group}: {tp} committed {offset}, now {now_offset}")
+    return found

@@ -1,0 +1,125 @@
+"""What a ZooKeeper-to-KRaft migration reads from the world: each broker's mode from its
+own configuration, and ZooKeeper's `/controller`, `/migration`, `/brokers/ids` and
+`/cluster/id` under the cluster's chroot."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.exceptions import NoNodeError
+
+from kmigrate.errors import ConfigError, KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
+from kmigrate.zk.client import session
+
+ZK = "zk"  # a broker's modes, as `kraft status` shows them
+MIGRATING = "migration"
+KRAFT = "kraft"
+DOWN = "down"
+
+
+def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> BrokerView:
+    config = admin.broker_config(broker_id)
+    return BrokerView(
+        broker_id=broker_id,
+        host=host,
+        port=port,
+        ibp=config.get("inter.broker.protocol.version"),
+        zookeeper_connect=config.get("zookeeper.connect") or None,
+        process_roles=config.get("process.roles") or None,
+        migration_enabled=config.get(MIGRATION_FLAG) == "true",
+        inter_broker_listener=config.get("inter.broker.listener.name"),
+        protocol_map=config.get("listener.security.protocol.map"),
+        log_dirs=config.get("log.dirs") or config.get("log.dir"),
+        authorizer=config.get("authorizer.class.name") or None,
+    )
+
+
+def broker_mode(admin: ClusterAdmin, broker_id: int) -> str:
+    """zk, migration, kraft, or down (it does not answer now), from its configuration."""
+    try:
+        config = admin.broker_config(broker_id)
+    except KMigrateError:
+        return DOWN
+    if config.get("process.roles"):
+        return KRAFT
+    return MIGRATING if config.get(MIGRATION_FLAG) == "true" else ZK
+
+
+def read_cluster(admin: ClusterAdmin, name: str) -> tuple[ClusterView, str]:
+    """The cluster as the planner needs it, and its zookeeper.connect (with chroot)."""
+    brokers = tuple(
+        broker_view(admin, b.node_id, b.host, b.port) for b in admin.describe_cluster().brokers
+    )
+    connect = next((b.zookeeper_connect for b in brokers if b.zookeeper_connect), None)
+    if connect is None:
+        return ClusterView(name, None, brokers, ()), ""
+    znodes = Znodes.read(connect)
+    return ClusterView(name, znodes.cluster_id, brokers, znodes.registered), connect
+
+
+@dataclass(frozen=True)
+class Znodes:
+    """The migration's znodes under the cluster's chroot, as read just now."""
+
+    cluster_id: str | None
+    registered: tuple[int, ...]  # /brokers/ids: brokers in ZooKeeper or migration mode
+    controller: dict[str, Any] | None  # /controller: who controls (a KRaft id in migration)
+    migration: dict[str, Any] | None  # /migration: the KRaft controller's progress
+
+    @property
+    def controller_id(self) -> int | None:
+        return None if self.controller is None else int(self.controller.get("brokerid", -1))
+
+    @property
+    def metadata_offset(self) -> int:
+        """Where the KRaft controller's dual writes reached (-1 before the first load)."""
+        return (
+            -1 if self.migration is None else int(self.migration.get("kraft_metadata_offset", -1))
+        )
+
+    @classmethod
+    def read(cls, connect: str) -> Znodes:
+        hosts, slash, chroot = connect.partition("/")
+        root = f"/{chroot}".rstrip("/") if slash else ""
+        with session(hosts, hosts) as zk:
+            return cls(
+                cluster_id=(_json(zk, f"{root}/cluster/id") or {}).get("id"),
+                registered=tuple(sorted(int(i) for i in _children(zk, f"{root}/brokers/ids"))),
+                controller=_json(zk, f"{root}/controller"),
+                migration=_json(zk, f"{root}/migration"),
+            )
+
+    @staticmethod
+    def clear(connect: str, paths: tuple[str, ...] = ("controller", "migration")) -> None:
+        """Delete ``paths`` under the chroot (the guide's revert: `rmr /controller` lets a
+        ZooKeeper-mode broker become the controller; `rmr /migration` lets a migration
+        start again later)."""
+        hosts, slash, chroot = connect.partition("/")
+        root = f"/{chroot}".rstrip("/") if slash else ""
+        with session(hosts, hosts) as zk:
+            for path in paths:
+                if zk.exists(f"{root}/{path}"):
+                    zk.delete(f"{root}/{path}", recursive=True)
+
+
+def _json(zk: Any, path: str) -> dict[str, Any] | None:
+    try:
+        data, _ = zk.get(path)
+    except NoNodeError:
+        return None
+    try:
+        found = json.loads(data.decode()) if data else {}
+    except ValueError:
+        raise ConfigError(f"ZooKeeper node {path} does not hold JSON") from None
+    return found if isinstance(found, dict) else None
+
+
+def _children(zk: Any, path: str) -> list[str]:
+    try:
+        return list(zk.get_children(path))
+    except NoNodeError:
+        return []

@@ -1,0 +1,145 @@
+"""The sandbox as the operator of a migration to KRaft: it provisions KRaft controllers
+next to its ZooKeeper-mode brokers (their folders, configuration, formatted storage and
+pids saved in sandbox.json at once, so `sandbox down` stops them even after a kill -9 of
+the migration) and restarts its brokers with a changed server.properties."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from kmigrate.errors import SandboxError
+from kmigrate.kraft.plan import ConfigChange
+from kmigrate.kraft.world import Znodes
+from kmigrate.sandbox import process
+from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.manager import broker_log_flag, broker_properties, controller_properties
+from kmigrate.sandbox.properties import logging_config, logging_flag
+from kmigrate.sandbox.state import ControllerNode, SandboxCluster, load_state
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            found[key.strip()] = value.strip()
+    return found
+
+
+def write_properties(path: Path, config: dict[str, str]) -> None:
+    path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
+
+
+QUICK_STOP_S = 5.0
+
+
+class SandboxKRaftOperator:
+    def __init__(self, directory: Path, cluster: str) -> None:
+        self.directory = directory.resolve()
+        self.cluster = cluster
+        if cluster not in load_state(self.directory).clusters:
+            raise SandboxError(f"no sandbox cluster named {cluster} in {self.directory}")
+
+    def _cluster(self) -> SandboxCluster:
+        return load_state(self.directory).clusters[self.cluster]
+
+    def _save(self, cluster: SandboxCluster) -> None:
+        load_state(self.directory).with_cluster(cluster).save()
+
+    # ------------------------------------------------------------------ controllers
+
+    def start_controller(self, node_id: int, properties: dict[str, str], cluster_id: str) -> None:
+        cluster = self._cluster()
+        node = next((c for c in cluster.controllers if c.node_id == node_id), None)
+        if node is None:
+            port = int(properties["listeners"].rsplit(":", 1)[1])
+            node = ControllerNode(node_id, port)
+            cluster = cluster.with_controller(node)
+            self._save(cluster)  # known before it runs: `sandbox down` finds it
+        path = controller_properties(self.directory, cluster, node)
+        folder = path.parent
+        (folder / "data").mkdir(parents=True, exist_ok=True)
+        name, content = logging_config(cluster.kafka_version)
+        (folder / name).write_text(content)
+        wanted = properties | {"log.dirs": str(folder / "data")}
+        if node.pid and process.is_ours(node.pid, path):
+            if read_properties(path) == wanted:
+                return
+            process.stop_processes({node.pid: path}, grace=30.0)
+        write_properties(path, wanted)
+        jars = ensure_jars(cluster.kafka_version)
+        flag = logging_flag(cluster.kafka_version, folder / name)
+        if not (folder / "data" / "meta.properties").exists():
+            process.wait_formatted(
+                [(path, process.format_storage(jars, path, cluster_id, [], flag))]
+            )
+        pid = process.start_broker(jars, path, flag)
+        self._save(self._cluster().with_controller(replace(node, pid=pid)))
+
+    def stop_controller(self, node_id: int, *, wipe: bool) -> None:
+        cluster = self._cluster()
+        node = next((c for c in cluster.controllers if c.node_id == node_id), None)
+        if node is None:
+            return
+        path = controller_properties(self.directory, cluster, node)
+        if node.pid:
+            process.stop_processes({node.pid: path}, grace=30.0)
+        if wipe:
+            shutil.rmtree(path.parent, ignore_errors=True)
+            self._save(self._cluster().without_controller(node_id))
+        else:
+            self._save(self._cluster().with_controller(replace(node, pid=None)))
+
+    # ---------------------------------------------------------------------- brokers
+
+    def restart_broker(self, broker_id: int, change: ConfigChange, *, quick_stop: bool) -> None:
+        cluster = self._cluster()
+        broker = next((b for b in cluster.brokers if b.node_id == broker_id), None)
+        if broker is None:
+            raise SandboxError(f"cluster {self.cluster} has no broker {broker_id}")
+        path = broker_properties(self.directory, cluster, broker)
+        if broker.pid:
+            # a controlled shutdown, unless it cannot finish
+            process.stop_processes({broker.pid: path}, grace=QUICK_STOP_S if quick_stop else 60.0)
+        _wait_unregistered(read_properties(path), broker_id)
+        write_properties(path, change.applied(read_properties(path)))
+        pid = process.start_broker(
+            ensure_jars(cluster.kafka_version),
+            path,
+            broker_log_flag(self.directory, cluster, broker),
+        )
+        self._save(self._cluster().with_broker(replace(broker, pid=pid)))
+
+    def start_broker_if_down(self, broker_id: int) -> bool:
+        cluster = self._cluster()
+        broker = next(b for b in cluster.brokers if b.node_id == broker_id)
+        path = broker_properties(self.directory, cluster, broker)
+        if process.is_ours(broker.pid, path):
+            return False
+        _wait_unregistered(read_properties(path), broker_id)
+        pid = process.start_broker(
+            ensure_jars(cluster.kafka_version),
+            path,
+            broker_log_flag(self.directory, cluster, broker),
+        )
+        self._save(self._cluster().with_broker(replace(broker, pid=pid)))
+        return True
+
+
+def _wait_unregistered(config: dict[str, str], broker_id: int, timeout_s: float = 60.0) -> None:
+    """A ZooKeeper-mode broker stopped without closing its session (killed, or its
+    controlled shutdown timed out) leaves /brokers/ids/N until the session expires; one
+    started before that refuses to start (NodeExists). Wait it out."""
+    connect = config.get("zookeeper.connect")
+    if not connect:
+        return
+    deadline = time.monotonic() + timeout_s
+    while broker_id in Znodes.read(connect).registered:
+        if time.monotonic() > deadline:
+            raise SandboxError(
+                f"broker {broker_id} still registered in ZooKeeper {timeout_s:g}s after it stopped"
+            )
+        time.sleep(0.5)

@@ -26,8 +26,6 @@ effect is the same rolling restart; the interesting numbers are the pauses and z
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import json
 import shutil
 import subprocess
@@ -35,9 +33,8 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from clients import Group, Load
 from harness import WORK, results_header, write_results
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
@@ -49,89 +46,6 @@ from kmigrate.sandbox import manager
 
 TOPIC = "bench-zk-move"
 GROUP = "bench-zk-move-group"
-
-
-class Load(threading.Thread):
-    """Numbered records at a steady rate; every acknowledgement timed."""
-
-    def __init__(self, config: dict[str, Any], rate: int) -> None:
-        super().__init__(daemon=True)
-        self.rate = rate
-        self.stats: dict[str, Any] = {}
-        self.producer = Producer(
-            {
-                **config,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "message.timeout.ms": 300_000,
-                "statistics.interval.ms": 1000,
-                "stats_cb": self._stats,
-            }
-        )
-        self.sent: dict[bytes, float] = {}
-        self.acked: dict[bytes, float] = {}
-        self.failed: list[str] = []
-        self.done = threading.Event()
-
-    def _stats(self, text: str) -> None:
-        self.stats = json.loads(text)
-
-    def _report(self, error: KafkaError | None, message: Any) -> None:
-        if error is None:
-            self.acked[message.value()] = time.monotonic()
-        else:
-            self.failed.append(error.str())
-
-    def run(self) -> None:
-        n, started = 0, time.monotonic()
-        while not self.done.is_set():
-            due = int((time.monotonic() - started) * self.rate)
-            while n < due:
-                value = f"r{n}".encode()
-                self.sent[value] = time.monotonic()
-                self.producer.produce(TOPIC, value, on_delivery=self._report)
-                n += 1
-            self.producer.poll(0.01)
-        self.producer.flush(300)
-        self.producer.poll(1.5)  # one more statistics callback after the flush
-
-    def retries(self) -> int:
-        return sum(b.get("txretries", 0) for b in self.stats.get("brokers", {}).values())
-
-    def longest_pause(self) -> float:
-        """The longest time without an acknowledgement while records were waiting."""
-        acks = sorted(self.acked.values())
-        return max((later - earlier for earlier, later in itertools.pairwise(acks)), default=0.0)
-
-    def slowest_ack(self) -> float:
-        return max((self.acked[v] - self.sent[v] for v in self.acked), default=0.0)
-
-
-class Group(threading.Thread):
-    def __init__(self, config: dict[str, Any]) -> None:
-        super().__init__(daemon=True)
-        self.consumer = Consumer(
-            {
-                **config,
-                "group.id": GROUP,
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-            }
-        )
-        self.consumer.subscribe([TOPIC])
-        self.seen: list[bytes] = []
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            records = [m for m in self.consumer.consume(500, 0.2) if m.error() is None]
-            self.seen.extend(m.value() for m in records)
-            if records:
-                # The coordinator moved: the next commit covers these.
-                with contextlib.suppress(KafkaException):
-                    self.consumer.commit(asynchronous=False)
-        self.consumer.close()
 
 
 class OtherClient(threading.Thread):
@@ -222,8 +136,8 @@ def main() -> None:
         )  # fmt: skip
         epoch_before = controller_epoch(old)
         load, group, other = (
-            Load(kafka.as_librdkafka(), args.rate),
-            Group(kafka.as_librdkafka()),
+            Load(kafka.as_librdkafka(), args.rate, TOPIC),
+            Group(kafka.as_librdkafka(), TOPIC, GROUP),
             OtherClient(old),
         )
         for thread in (load, group, other):

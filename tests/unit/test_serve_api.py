@@ -64,7 +64,8 @@ def test_empty_store_lists_nothing(config: Path) -> None:
      ("/api/migrations/nope", "nope"),
      ("/api/migrations/nope/history", "nope"),
      ("/api/reassignments/a", "cluster 'a' has no reassignment applied"),
-     ("/api/zk-moves/b", "cluster 'b' has no ZooKeeper move")],
+     ("/api/zk-moves/b", "cluster 'b' has no ZooKeeper move"),
+     ("/api/kraft/b", "cluster 'b' has no migration to KRaft")],
 )  # fmt: skip
 def test_unknown_names_are_a_404_with_the_clis_reason(config: Path, path: str, says: str) -> None:
     answer = _client(config).get(path)

@@ -12,10 +12,10 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.commands import CommandOperator, Templates
-from kmigrate.kraft.migrate import Run, exclusively, finalize, revert, run_migration
+from kmigrate.kraft.migrate import PHASES, Run, exclusively, finalize, revert, run_migration
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import KRaftPlan, load_plan, parse_plan, plan_kraft
-from kmigrate.kraft.world import Znodes, broker_mode, read_cluster
+from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
 from kmigrate.sandbox.ports import free_ports
 from kmigrate.sandbox.state import STATE_FILE, load_state
 from kmigrate.serve.security import is_loopback
@@ -132,7 +132,12 @@ def _endpoints(given: tuple[str, ...], count: int, hosts: list[str]) -> list[tup
 
 
 def _run(
-    app: AppContext, plan_file: Path, command: str, templates: Templates, timeout: float
+    app: AppContext,
+    plan_file: Path,
+    command: str,
+    templates: Templates,
+    timeout: float,
+    until: str = PHASES[-1],
 ) -> None:
     planned = load_plan(plan_file)
     settings = app.settings
@@ -152,6 +157,7 @@ def _run(
             render.progress,
             timeout,
             line.update,
+            until,
         )
         steps[command](run)
 
@@ -174,6 +180,13 @@ def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> K
 
 @group.command("migrate")
 @click.argument("plan_file", type=click.Path(path_type=Path))
+@click.option(
+    "--until",
+    type=click.Choice(PHASES),
+    default=PHASES[-1],
+    show_default=True,
+    help="Stop after this phase (e.g. dual-write, to watch the cluster there a while).",
+)
 @timeout_option
 @broker_command_option
 @controller_command_option
@@ -181,6 +194,7 @@ def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> K
 def migrate(
     app: AppContext,
     plan_file: Path,
+    until: str,
     timeout: float,
     broker_command: str | None,
     controller_command: str | None,
@@ -188,7 +202,7 @@ def migrate(
     """Run the plan up to every broker a KRaft broker (controllers, roll 1, dual-write,
     roll 2), one guarded step at a time; the metadata must read the same after each.
     Resumable: after any interruption, run the same command again."""
-    _run(app, plan_file, "migrate", Templates(broker_command, controller_command), timeout)
+    _run(app, plan_file, "migrate", Templates(broker_command, controller_command), timeout, until)
 
 
 @group.command("finalize")
@@ -249,8 +263,8 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
     if record is None:
         raise NotFoundError(f"no migration of cluster '{kafka}' to KRaft; plan one with kraft plan")
     planned = parse_plan(record.plan_yaml, "the stored plan")
-    with ClusterAdmin(settings.cluster(kafka)) as admin:
-        modes = {b: broker_mode(admin, b) for b in sorted(planned.brokers)}
+    cluster = settings.cluster(kafka)
+    modes = {b: broker_mode_direct(cluster, planned.brokers[b], b) for b in sorted(planned.brokers)}
     try:
         znodes: Znodes | None = Znodes.read(planned.zookeeper_connect)
     except KMigrateError:  # ZooKeeper unreachable (after finalize it may be gone)

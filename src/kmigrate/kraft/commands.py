@@ -19,15 +19,12 @@ back in the wanted mode, a controller answering) itself; a command only starts t
 
 from __future__ import annotations
 
-import shlex
-import string
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kmigrate.errors import CommandFailedError, ConfigError
+from kmigrate import templates
 from kmigrate.kraft.plan import ConfigChange
 
 PLACEHOLDERS = {
@@ -50,21 +47,7 @@ class Templates:
 
     def check(self) -> None:
         for attribute, (option, known) in PLACEHOLDERS.items():
-            template = getattr(self, attribute)
-            if not template:
-                raise ConfigError(f"kraft on real hosts needs {option} as well")
-            try:
-                fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
-            except ValueError as exc:
-                raise ConfigError(
-                    f"{option}: {exc} (write a literal brace as {{{{ or }}}})"
-                ) from None
-            unknown = sorted(fields - known)
-            if unknown:
-                raise ConfigError(
-                    f"{option}: unknown placeholder {{{unknown[0]}}}; it may use "
-                    + ", ".join(f"{{{k}}}" for k in sorted(known))
-                )
+            templates.check(option, getattr(self, attribute), known, "kraft")
 
 
 def changes_text(change: ConfigChange) -> str:
@@ -78,14 +61,14 @@ class CommandOperator:
 
     def __init__(
         self,
-        templates: Templates,
+        given: Templates,
         broker_hosts: Mapping[int, str],
         controller_hosts: Mapping[int, str],
         report: Callable[[str], None],
         timeout_s: float = 600.0,
     ) -> None:
-        templates.check()
-        self.templates = templates
+        given.check()
+        self.templates = given
         self.broker_hosts = {b: e.rsplit(":", 1)[0] for b, e in broker_hosts.items()}
         self.controller_hosts = dict(controller_hosts)
         self.report = report
@@ -123,28 +106,13 @@ class CommandOperator:
             quick_stop="true" if quick_stop else "false",
         )
 
-    def start_broker_if_down(self, broker_id: int) -> bool:
-        return False  # the migration waits for it to answer and says so
-
     def _run(self, which: str, what: str, **values: object) -> None:
-        template = getattr(self.templates, which)
-        option = PLACEHOLDERS[which][0]
-        command = template.format(**{k: shlex.quote(str(v)) for k, v in values.items()})
-        self.report(f"running {option} to {what}")
-        try:
-            done = subprocess.run(
-                command, shell=True, capture_output=True, text=True, timeout=self.timeout_s,
-                check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise CommandFailedError(
-                f"{option} to {what} ran longer than {self.timeout_s:g}s; check the host, "
-                "then run the same `kmigrate kraft` command again"
-            ) from None
-        if done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()
-            raise CommandFailedError(
-                f"{option} to {what} exited {done.returncode}"
-                + (f": {said[-1][:300]}" if said else "")
-                + "; fix it, then run the same `kmigrate kraft` command again"
-            )
+        templates.run(
+            PLACEHOLDERS[which][0],
+            getattr(self.templates, which),
+            what,
+            values,
+            timeout_s=self.timeout_s,
+            report=self.report,
+            again="the same `kmigrate kraft` command",
+        )

@@ -32,7 +32,7 @@ from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
-from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode
+from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
 from kmigrate.store import Store
 from kmigrate.store import kraft_moves as moves
 from kmigrate.store.locks import Holder, held
@@ -42,7 +42,6 @@ PHASES = ("controllers", "roll1", "dual-write", "roll2")
 MIGRATED = "roll2"  # every broker a KRaft broker: finalize may follow
 FINALIZED = "finalized"
 REVERTED = "reverted"
-DIRECT_TIMEOUT_S = 3.0  # asking one broker its mode: a broker down answers "down" soon
 
 
 @dataclass
@@ -57,6 +56,7 @@ class Run:
     report: Callable[[str], None]
     timeout_s: float = 180.0
     status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
+    until: str = PHASES[-1]  # migrate: the last phase to run now
 
     @property
     def cluster(self) -> str:
@@ -82,18 +82,7 @@ class Run:
             time.sleep(0.3)
 
     def mode(self, broker: int) -> str:
-        """The broker's mode as it says itself, through a new client bootstrapped on it
-        alone: while brokers of two kinds run side by side, a client that knew the
-        broker before its restart may not reach it again for a long while (seen with
-        librdkafka 2.x), and the others' metadata may not list it."""
-        config = self.admin.cluster.model_copy(
-            update={
-                "bootstrap_servers": self.plan.brokers[broker],
-                "timeout_s": min(self.admin.cluster.timeout_s, DIRECT_TIMEOUT_S),
-            }
-        )
-        with ClusterAdmin(config) as direct:
-            return broker_mode(direct, broker)
+        return broker_mode_direct(self.admin.cluster, self.plan.brokers[broker], broker)
 
     def znodes(self) -> Znodes:
         return self.patiently(lambda: Znodes.read(self.plan.zookeeper_connect))
@@ -124,7 +113,8 @@ def exclusively(
 
 
 def run_migration(run: Run) -> None:
-    """The phases not done yet, up to every broker a KRaft broker (not finalized)."""
+    """The phases not done yet, up to ``run.until`` (at most every broker a KRaft
+    broker; finalizing is its own command)."""
     state = moves.begin(run.store, run.cluster, run.plan_yaml)
     if state.phase in (FINALIZED, REVERTED):
         raise ConflictError(
@@ -137,7 +127,7 @@ def run_migration(run: Run) -> None:
         _first_look(run)
     reached = PHASES.index(state.phase) + 1 if state.phase in PHASES else 0
     steps = {"controllers": controllers, "roll1": roll1, "dual-write": dual_write, "roll2": roll2}
-    for phase in PHASES[reached:]:
+    for phase in PHASES[reached : PHASES.index(run.until) + 1]:
         run.report(f"phase {phase}")
         try:
             steps[phase](run)
@@ -146,6 +136,9 @@ def run_migration(run: Run) -> None:
             moves.record(run.store, run.cluster, phase, "stopped", "refused", exc.message)
             raise
         moves.set_phase(run.store, run.cluster, phase)
+    if run.until != PHASES[-1]:
+        run.report(f"stopped after {run.until} as asked; run `kraft migrate` again to go on")
+        return
     run.report(
         f"every broker of {run.cluster} is a KRaft broker; the controllers still write "
         "ZooKeeper (dual-write). Check the cluster, then `kmigrate kraft finalize PLAN` "
@@ -245,33 +238,48 @@ def _roll(
 ) -> None:
     """Restart every broker not in ``mode`` yet, one at a time, each back and the
     cluster without under-replicated partitions before the next."""
-    _recover(run, phase)
     for broker in sorted(run.plan.brokers):
-        now = _mode_answering(run, broker)
-        if now == mode:
-            moves.record(run.store, run.cluster, phase, f"broker {broker}", "skipped", mode)
-            continue
-        if now not in from_modes:
-            raise ConflictError(
-                f"{phase}: broker {broker} of '{run.cluster}' is in {now} mode, expected "
-                f"{' or '.join(from_modes)}; see `kmigrate kraft status`"
-            )
+        _bring(run, phase, broker, mode, change(broker), from_modes, quick_stop=False)
+
+
+def _bring(
+    run: Run,
+    phase: str,
+    broker: int,
+    mode: str,
+    change: ConfigChange,
+    from_modes: tuple[str, ...],
+    *,
+    quick_stop: bool,
+    left_as_is: tuple[str, ...] = (),
+) -> None:
+    """One broker into ``mode``: nothing if it is already; restarted with ``change``
+    if it is in one of ``from_modes``, or down because a killed command was restarting
+    it (its shutdown may even still be under way: the restart waits for it). A broker
+    in one of ``left_as_is`` is not touched."""
+    now = run.mode(broker)
+    interrupted = moves.interrupted(run.store, run.cluster, broker)
+    if now == DOWN and not interrupted:
+        now = _mode_answering(run, broker)  # someone else restarts it: wait
+    if now == mode or now in left_as_is:
+        moves.record(run.store, run.cluster, phase, f"broker {broker}", "skipped", now)
+        return
+    if now != DOWN and now not in from_modes:
+        raise ConflictError(
+            f"{phase}: broker {broker} of '{run.cluster}' is in {now} mode, expected "
+            f"{' or '.join(from_modes)}; see `kmigrate kraft status`"
+        )
+    if now == DOWN:
+        run.report(f"{phase}: broker {broker} is down (an interrupted restart)")
+    else:
         problem = _health(run, mode, *from_modes)
         if problem is not None:
             raise ConflictError(f"not restarting a broker of '{run.cluster}': {problem}")
-        run.report(f"{phase}: restarting broker {broker} into {mode} mode")
-        moves.record(run.store, run.cluster, phase, f"broker {broker}", "started", mode)
-        run.operator.restart_broker(broker, change(broker), quick_stop=False)
-        _back(run, broker, mode)
-        run.done(phase, f"broker {broker}", f"{mode} mode")
-
-
-def _recover(run: Run, phase: str) -> None:
-    """Brokers a killed command stopped and did not start again run again."""
-    down = [b for b in sorted(run.plan.brokers) if moves.interrupted(run.store, run.cluster, b)]
-    started = [b for b in down if run.operator.start_broker_if_down(b)]
-    if started:
-        run.report(f"{phase}: broker(s) {_ids(started)} were down (an interrupted restart)")
+    run.report(f"{phase}: restarting broker {broker} into {mode} mode")
+    moves.record(run.store, run.cluster, phase, f"broker {broker}", "started", mode)
+    run.operator.restart_broker(broker, change, quick_stop=quick_stop)
+    _back(run, broker, mode)
+    run.done(phase, f"broker {broker}", f"{mode} mode")
 
 
 def _back(run: Run, broker: int, mode: str) -> None:
@@ -368,10 +376,11 @@ def revert(run: Run) -> None:
         return
     moves.record(run.store, run.cluster, "revert", "started", "done", f"from phase {state.phase}")
     plan = run.plan
-    _recover(run, "revert")
     for broker in sorted(plan.brokers):
-        if _mode_answering(run, broker) == KRAFT:
-            _restart(run, broker, plan.revert_roll2_for(broker), MIGRATING, quick_stop=False)
+        change = plan.revert_roll2_for(broker)
+        _bring(
+            run, "revert", broker, MIGRATING, change, (KRAFT,), quick_stop=False, left_as_is=(ZK,)
+        )
     for node_id in plan.controller_ids:
         run.operator.stop_controller(node_id, wipe=True)
         run.done("revert", f"controller {node_id}", "deprovisioned")
@@ -380,23 +389,10 @@ def revert(run: Run) -> None:
         run.patiently(lambda: Znodes.clear(plan.zookeeper_connect))
         run.done("revert", "znodes", "/controller and /migration deleted")
     for broker in sorted(plan.brokers):
-        if _mode_answering(run, broker) == MIGRATING:
-            # its controlled shutdown would wait for the controllers just deprovisioned
-            _restart(run, broker, plan.revert_roll1(), ZK, quick_stop=True)
+        # its controlled shutdown would wait for the controllers just deprovisioned
+        _bring(run, "revert", broker, ZK, plan.revert_roll1(), (MIGRATING,), quick_stop=True)
     run.wait(lambda: run.znodes().controller_id in plan.brokers, "a broker elected controller")
     run.wait(lambda: _health(run, ZK) is None, "every broker in ZooKeeper mode, in sync")
     _same_metadata(run, "revert")
     moves.set_phase(run.store, run.cluster, REVERTED)
     run.report(f"cluster {run.cluster} runs in ZooKeeper mode as before")
-
-
-def _restart(run: Run, broker: int, change: ConfigChange, mode: str, *, quick_stop: bool) -> None:
-    run.report(f"revert: restarting broker {broker} into {mode} mode")
-    moves.record(run.store, run.cluster, "revert", f"broker {broker}", "started", mode)
-    run.operator.restart_broker(broker, change, quick_stop=quick_stop)
-    _back(run, broker, mode)
-    run.done("revert", f"broker {broker}", f"{mode} mode")
-
-
-def _ids(items: list[int]) -> str:
-    return ",".join(str(i) for i in items)

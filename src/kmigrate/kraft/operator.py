@@ -23,7 +23,3 @@ class KRaftOperator(Protocol):
         """Apply ``change`` to the broker's configuration and restart it. ``quick_stop``:
         its controlled shutdown cannot finish (a broker in migration mode waits up to 5
         minutes for a KRaft controller that was deprovisioned): stop it after seconds."""
-
-    def start_broker_if_down(self, broker_id: int) -> bool:
-        """A migration was killed while restarting this broker: start it again on its
-        configuration as it is if it does not run; True if it had to."""

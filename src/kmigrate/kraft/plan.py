@@ -12,14 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from kmigrate.config import read_user_file
+from kmigrate.documents import validated, yaml_mapping
 from kmigrate.errors import ConfigError, ConflictError
 
+PLAN_KIND = "kmigrate-kraft-migration"
 MIGRATION_FLAG = "zookeeper.metadata.migration.enable"
 CONTROLLER_LISTENER = "CONTROLLER"
 LOWEST_IBP = (3, 9)
+ZK_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
+KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+ANONYMOUS = "User:ANONYMOUS"
 # Controller ids start here (or above the highest broker id): never a broker's id.
 FIRST_CONTROLLER_ID = 3000
 
@@ -39,6 +44,8 @@ class BrokerView:
     protocol_map: str | None  # listener.security.protocol.map
     log_dirs: str | None
     authorizer: str | None = None
+    allow_everyone: str | None = None  # allow.everyone.if.no.acl.found
+    super_users: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class ConfigChange(_Strict):
 
 
 class KRaftPlan(_Strict):
+    kind: str = PLAN_KIND
     kafka: str
     cluster_id: str
     zookeeper_connect: str  # the brokers', with its chroot
@@ -81,6 +89,8 @@ class KRaftPlan(_Strict):
     roll2: ConfigChange  # every broker: a KRaft broker (and node.id = its broker.id)
     finalize: ConfigChange  # every controller: ZooKeeper settings gone
     protocol_map_before: str | None  # the brokers' listener.security.protocol.map
+    authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
+    super_users_before: str | None = None
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
 
     @property
@@ -110,11 +120,15 @@ class KRaftPlan(_Strict):
     def revert_roll2_for(self, broker_id: int) -> ConfigChange:
         """A KRaft broker back into migration mode (the guide's first revert roll):
         process.roles gone, node.id back to broker.id, zookeeper.connect restored."""
-        return ConfigChange(
-            set=self.roll1.set
-            | {"broker.id": str(broker_id), "zookeeper.connect": self.zookeeper_connect},
-            remove=["process.roles", "node.id"],
-        )
+        restored = {"broker.id": str(broker_id), "zookeeper.connect": self.zookeeper_connect}
+        removed = ["process.roles", "node.id"]
+        if self.authorizer_before:
+            restored["authorizer.class.name"] = self.authorizer_before
+            if self.super_users_before:
+                restored["super.users"] = self.super_users_before
+            else:
+                removed.append("super.users")
+        return ConfigChange(set=self.roll1.set | restored, remove=removed)
 
     def revert_roll1(self) -> ConfigChange:
         """A broker in migration mode back to plain ZooKeeper mode (the guide's last
@@ -183,12 +197,17 @@ def plan_kraft(
             "listener.security.protocol.map": protocol_map,
         }
     )
+    authorizer = _authorizer(sample)
+    controller_config |= authorizer
     roll2 = ConfigChange(
         set={
             "process.roles": "broker",
             "controller.quorum.voters": voters,
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
+            **{
+                k: v for k, v in authorizer.items() if k in ("authorizer.class.name", "super.users")
+            },
         },
         remove=[
             "broker.id",
@@ -210,7 +229,24 @@ def plan_kraft(
         roll2=roll2,
         finalize=ConfigChange(remove=[MIGRATION_FLAG, "zookeeper.connect"]),
         protocol_map_before=sample.protocol_map,
+        authorizer_before=sample.authorizer,
+        super_users_before=sample.super_users,
     )
+
+
+def _authorizer(b: BrokerView) -> dict[str, str]:
+    """ZooKeeper's AclAuthorizer becomes KRaft's StandardAuthorizer (the controllers from
+    the start, the brokers in roll 2), with the same super users and default."""
+    if not b.authorizer:
+        return {}
+    found = {"authorizer.class.name": KRAFT_AUTHORIZER}
+    if b.allow_everyone:
+        found["allow.everyone.if.no.acl.found"] = b.allow_everyone
+    # Controllers and brokers talk PLAINTEXT as User:ANONYMOUS; StandardAuthorizer denies
+    # all but super users until its ACLs are loaded, which the migration itself does.
+    users = [u for u in (b.super_users or "").split(";") if u]
+    found["super.users"] = ";".join([*users, *([] if ANONYMOUS in users else [ANONYMOUS])])
+    return found
 
 
 def _with_controller(protocol_map: str) -> str:
@@ -266,7 +302,7 @@ def _check_broker(view: ClusterView, b: BrokerView) -> None:
             f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT clusters "
             "only so far (the controllers would need the same security settings)"
         )
-    if b.authorizer and "AclAuthorizer" not in b.authorizer:
+    if b.authorizer and b.authorizer != ZK_AUTHORIZER:
         raise ConflictError(
             f"cluster '{view.name}': broker {b.broker_id} uses authorizer.class.name="
             f"{b.authorizer}; only Kafka's AclAuthorizer (or none) is migrated"
@@ -283,20 +319,11 @@ def _protocol_of(b: BrokerView) -> str:
 
 
 def parse_plan(text: str, where: str) -> KRaftPlan:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{where}: bad YAML{at}; fix the plan file") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: a KRaft plan is a mapping written by `kmigrate kraft plan`")
-    try:
-        return KRaftPlan.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{where}: {loc}: {first['msg'].lower()}") from None
+    wrong = "not a KRaft migration plan (write one with `kmigrate kraft plan`)"
+    raw = yaml_mapping(text, where, wrong)
+    if raw.get("kind") != PLAN_KIND:
+        raise ConfigError(f"{where}: {wrong}")
+    return validated(KRaftPlan, raw, where)
 
 
 def load_plan(path: Path) -> KRaftPlan:

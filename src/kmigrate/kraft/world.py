@@ -10,6 +10,7 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
+from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
@@ -19,6 +20,7 @@ ZK = "zk"  # a broker's modes, as `kraft status` shows them
 MIGRATING = "migration"
 KRAFT = "kraft"
 DOWN = "down"
+DIRECT_TIMEOUT_S = 3.0  # asking one broker its mode: a broker down answers "down" soon
 
 
 def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> BrokerView:
@@ -35,6 +37,8 @@ def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> Br
         protocol_map=config.get("listener.security.protocol.map"),
         log_dirs=config.get("log.dirs") or config.get("log.dir"),
         authorizer=config.get("authorizer.class.name") or None,
+        allow_everyone=config.get("allow.everyone.if.no.acl.found"),
+        super_users=config.get("super.users") or None,
     )
 
 
@@ -47,6 +51,21 @@ def broker_mode(admin: ClusterAdmin, broker_id: int) -> str:
     if config.get("process.roles"):
         return KRAFT
     return MIGRATING if config.get(MIGRATION_FLAG) == "true" else ZK
+
+
+def broker_mode_direct(cluster: ClusterConfig, endpoint: str, broker_id: int) -> str:
+    """The broker's mode as it says itself, through a new client bootstrapped on it
+    alone: while brokers of two kinds run side by side, a client that knew the broker
+    before its restart may not reach it again for a long while (seen with librdkafka
+    2.x), and the others' metadata may not list it."""
+    config = cluster.model_copy(
+        update={
+            "bootstrap_servers": endpoint,
+            "timeout_s": min(cluster.timeout_s, DIRECT_TIMEOUT_S),
+        }
+    )
+    with ClusterAdmin(config) as direct:
+        return broker_mode(direct, broker_id)
 
 
 def read_cluster(admin: ClusterAdmin, name: str) -> tuple[ClusterView, str]:

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kmigrate.config import read_user_file
+from kmigrate.documents import yaml_mapping
 from kmigrate.errors import ConfigError
 from kmigrate.migration.model import SwitchOrder
 from kmigrate.mirror.model import check_link_name
@@ -104,14 +105,7 @@ class Plan(_Strict):
 
 
 def parse_plan(text: str, where: str) -> Plan:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{where}: bad YAML{at}; fix the plan file") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: a plan is a mapping with name, source, target and topics")
+    raw = yaml_mapping(text, where, "a plan is a mapping with name, source, target and topics")
     try:
         plan = Plan.model_validate(raw)
     except ValidationError as exc:

@@ -33,7 +33,7 @@ def write_properties(path: Path, config: dict[str, str]) -> None:
     path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
 
 
-QUICK_STOP_S = 5.0
+QUICK_STOP_S = 2.0
 
 
 class SandboxKRaftOperator:
@@ -112,21 +112,6 @@ class SandboxKRaftOperator:
             broker_log_flag(self.directory, cluster, broker),
         )
         self._save(self._cluster().with_broker(replace(broker, pid=pid)))
-
-    def start_broker_if_down(self, broker_id: int) -> bool:
-        cluster = self._cluster()
-        broker = next(b for b in cluster.brokers if b.node_id == broker_id)
-        path = broker_properties(self.directory, cluster, broker)
-        if process.is_ours(broker.pid, path):
-            return False
-        _wait_unregistered(read_properties(path), broker_id)
-        pid = process.start_broker(
-            ensure_jars(cluster.kafka_version),
-            path,
-            broker_log_flag(self.directory, cluster, broker),
-        )
-        self._save(self._cluster().with_broker(replace(broker, pid=pid)))
-        return True
 
 
 def _wait_unregistered(config: dict[str, str], broker_id: int, timeout_s: float = 60.0) -> None:

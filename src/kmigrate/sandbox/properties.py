@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, SandboxCluster
 
+ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"  # ZooKeeper mode's own
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
@@ -71,13 +72,19 @@ def _zookeeper_mode(
 ) -> dict[str, object]:
     """A Kafka 3.9 broker on ZooKeeper: its metadata lives under zookeeper.connect (whose
     chroot the broker creates), no controller quorum."""
-    return {
+    found: dict[str, object] = {
         "broker.id": broker.node_id,
         "zookeeper.connect": cluster.zookeeper_connect,
         "zookeeper.session.timeout.ms": 18000,
         "listeners": f"{listener}://127.0.0.1:{broker.port}",
         "listener.security.protocol.map": f"{listener}:{listener}",
     }
+    if not cluster.secure:  # ACLs can be set (and migrated), everyone allowed without one
+        found |= {
+            "authorizer.class.name": ACL_AUTHORIZER,
+            "allow.everyone.if.no.acl.found": "true",
+        }
+    return found
 
 
 def _secure_properties(listener: str, admin_password: str) -> dict[str, str]:

@@ -188,6 +188,10 @@ def router(served: Served) -> APIRouter:
     def zk_move(cluster: str) -> dict[str, Any]:
         return views.zk_move(settings, store, cluster)
 
+    @api.get("/kraft/{cluster}")
+    def kraft_move(cluster: str) -> dict[str, Any]:
+        return views.kraft_move(settings, store, cluster)
+
     @api.get("/gateway/migrations")
     def gateway_migrations() -> dict[str, Any]:
         """`gateway migrations --json`: every partition migration through the gateway

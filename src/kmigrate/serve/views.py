@@ -10,6 +10,7 @@ from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError, NotFoundError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kraft.plan import parse_plan as parse_kraft_plan
 from kmigrate.migration.observe import observe
 from kmigrate.migration.report import status_json
 from kmigrate.migration.session import load_migration
@@ -17,7 +18,7 @@ from kmigrate.mirror.model import Link
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
 from kmigrate.reassign.report import status_json as reassignment_json
-from kmigrate.store import Store, zk_moves
+from kmigrate.store import Store, kraft_moves, zk_moves
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store.links import list_links, require_link
 from kmigrate.store.migrations import events_of, items_of, migration_names
@@ -113,3 +114,24 @@ def zk_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
     if found is None:
         raise NotFoundError(f"cluster '{cluster}' has no ZooKeeper move; plan one with `zk plan`")
     return {**zk_move_json(found), "history": to_jsonable(zk_moves.history(store, cluster))}
+
+
+def kraft_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
+    """A migration of ``cluster`` to KRaft, as the store has it: its phase, controllers and
+    history (`kraft status` also asks each broker its mode; the API only reads)."""
+    settings.cluster(cluster)
+    found = kraft_moves.get(store, cluster)
+    if found is None:
+        raise NotFoundError(
+            f"cluster '{cluster}' has no migration to KRaft; plan one with `kraft plan`"
+        )
+    plan = parse_kraft_plan(found.plan_yaml, "the stored plan")
+    return {
+        "kafka": cluster,
+        "phase": found.phase,
+        "controllers": plan.voters,
+        "brokers": sorted(plan.brokers),
+        "history": [
+            e for e in to_jsonable(kraft_moves.history(store, cluster)) if e["step"] != "snapshot"
+        ],
+    }

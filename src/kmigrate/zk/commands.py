@@ -15,15 +15,13 @@ broker re-registered, the server serving) itself; a command only has to start th
 
 from __future__ import annotations
 
-import shlex
-import string
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kmigrate.errors import CommandFailedError, ConfigError
+from kmigrate import templates
+from kmigrate.errors import ConfigError
 from kmigrate.zk.members import Member
 
 PLACEHOLDERS = {
@@ -47,21 +45,7 @@ class Templates:
         """All three are needed (every move restarts brokers and ZooKeeper servers), each
         with known placeholders only."""
         for attribute, (option, known) in PLACEHOLDERS.items():
-            template = getattr(self, attribute)
-            if not template:
-                raise ConfigError(f"zk migrate on real hosts needs {option} as well")
-            try:
-                fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
-            except ValueError as exc:
-                raise ConfigError(
-                    f"{option}: {exc} (write a literal brace as {{{{ or }}}})"
-                ) from None
-            unknown = sorted(fields - known)
-            if unknown:
-                raise ConfigError(
-                    f"{option}: unknown placeholder {{{unknown[0]}}}; it may use "
-                    + ", ".join(f"{{{k}}}" for k in sorted(known))
-                )
+            templates.check(option, getattr(self, attribute), known, "zk migrate")
 
 
 class CommandOperator:
@@ -69,14 +53,14 @@ class CommandOperator:
 
     def __init__(
         self,
-        templates: Templates,
+        given: Templates,
         servers: Sequence[Member],
         broker_hosts: Mapping[int, str],
         report: Callable[[str], None],
         timeout_s: float = 600.0,
     ) -> None:
-        templates.check()
-        self.templates = templates
+        given.check()
+        self.templates = given
         self.servers = {m.node_id: m for m in servers}
         self.broker_hosts = dict(broker_hosts)
         self.report = report
@@ -118,28 +102,12 @@ class CommandOperator:
         return True
 
     def _run(self, which: str, what: str, **values: object) -> None:
-        template = getattr(self.templates, which)
-        option = PLACEHOLDERS[which][0]
-        command = template.format(**{k: shlex.quote(str(v)) for k, v in values.items()})
-        self.report(f"running {option} to {what}")
-        try:
-            done = subprocess.run(
-                command,
-                shell=True,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise CommandFailedError(
-                f"{option} to {what} ran longer than {self.timeout_s:g}s; check the host, "
-                "then run `kmigrate zk migrate` again"
-            ) from None
-        if done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()
-            raise CommandFailedError(
-                f"{option} to {what} exited {done.returncode}"
-                + (f": {said[-1][:300]}" if said else "")
-                + "; fix it, then run `kmigrate zk migrate` again"
-            )
+        templates.run(
+            PLACEHOLDERS[which][0],
+            getattr(self.templates, which),
+            what,
+            values,
+            timeout_s=self.timeout_s,
+            report=self.report,
+            again="kmigrate zk migrate",
+        )

@@ -21,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from kmigrate.config import read_user_file
+from kmigrate.documents import validated, yaml_mapping
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.zk.members import connect_string, keeps_majority, voters
 from kmigrate.zk.model import EnsembleView, KafkaOnZk
@@ -198,18 +199,10 @@ def _ids(ids: object) -> str:
 
 
 def parse_plan(text: str, where: str) -> ZkMovePlan:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise ConfigError(f"{where}: bad YAML; fix the plan file") from None
-    if not isinstance(raw, dict) or raw.get("kind") != PLAN_KIND:
+    raw = yaml_mapping(text, where, "not a ZooKeeper move plan (write one with `kmigrate zk plan`)")
+    if raw.get("kind") != PLAN_KIND:
         raise ConfigError(f"{where}: not a ZooKeeper move plan (write one with `kmigrate zk plan`)")
-    try:
-        return ZkMovePlan.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{where}: field '{field}': {first['msg']}") from None
+    return validated(ZkMovePlan, raw, where)
 
 
 def load_plan(path: Path) -> ZkMovePlan:

@@ -1,0 +1,229 @@
+"""A ZooKeeper-mode Kafka 3.9.1 cluster taken to KRaft by `kmigrate kraft`, on a sandbox
+of its own (3 brokers with Kafka's AclAuthorizer, a 1-server ensemble, one KRaft
+controller), with an acks=all producer and a consumer group running throughout:
+
+* refusals: each changes nothing and says what to fix in one line;
+* migrate to dual-write with the command SIGKILLed in roll 1 and resumed, then revert:
+  the cluster is a healthy ZooKeeper-mode cluster again (a broker is the controller, no
+  /migration), its metadata as before;
+* a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
+  brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
+  partitions, configs, ACLs and idle group offsets read as before; revert refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kmigrate.config import ClusterConfig, load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import read_partition
+from kmigrate.kraft import snapshot
+from kmigrate.kraft.plan import load_plan
+from kmigrate.kraft.world import Znodes
+from kmigrate.models import AclEntry, TopicPartitionOffset
+from kmigrate.sandbox import manager, process
+from kmigrate.sandbox.state import load_state
+from kmigrate.serve.app import create_app
+from tests.helpers import unique, wait_for
+from tests.integration.conftest import Clusters
+from tests.integration.traffic import Group, Traffic
+
+CLUSTER = "legacy"
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("kraft").resolve()
+    manager.up(
+        directory,
+        manager.UpRequest(clusters=[CLUSTER], brokers=3, zookeeper="zk/kafka", nodes=1),
+    )
+    config = load_settings(directory / "clusters.yaml").cluster(CLUSTER)
+    _metadata(config)
+    try:
+        yield directory
+    finally:
+        pids = [c.pid for c in load_state(directory).clusters[CLUSTER].controllers]
+        manager.down(directory, purge=True, grace=5)
+        assert not any(process.is_running(p) for p in pids), "sandbox down left a controller"
+
+
+def _metadata(config: ClusterConfig) -> None:
+    """Topics with configs, ACLs and an idle group: what must read the same throughout."""
+    with ClusterAdmin(config) as admin:
+        for i in range(4):
+            admin.create_topic(f"kept-{i}", 3, replication_factor=3,
+                               configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
+        admin.create_acls([
+            AclEntry("TOPIC", "kept-0", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
+            AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+        ])  # fmt: skip
+        admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
+
+
+def _kraft(
+    config: Path, *args: str, input_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
+        capture_output=True, text=True, timeout=600, check=False, input=input_text,
+    )  # fmt: skip
+
+
+def _killed_at(config: Path, log: Path, marker: str, *args: str) -> None:
+    """`kraft migrate ...` SIGKILLed once it printed ``marker``."""
+    seen = log.read_text().count(marker) if log.exists() else 0
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    wait_for(
+        lambda: proc.poll() is not None or log.read_text().count(marker) > seen,
+        timeout=240,
+        message=f"kraft {args[0]} reaching '{marker}'",
+    )
+    assert proc.poll() is None, f"it ended before '{marker}': {log.read_text()[-2000:]}"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+
+
+def _plan(config: Path, folder: Path) -> Path:
+    plan = folder / "kraft.yaml"
+    planned = _kraft(config, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan),
+                     "--force")  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    return plan
+
+
+def _exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Group) -> None:
+    assert not traffic.failed, traffic.failed[:3]
+    with ClusterAdmin(config) as admin:
+        marks = admin.watermarks(topic)
+    values = [r.value for w in marks for r in read_partition(config, topic, w.partition, 0, w.high)]
+    assert len(values) == len(set(values)), "a record was written twice"
+    assert set(values) == traffic.acked
+    assert len(traffic.acked) > 100, "the producer kept writing"
+    group.wait_read(traffic.acked, timeout=90)
+
+
+@contextmanager
+def _traffic(config: ClusterConfig) -> Iterator[tuple[str, Traffic, Group]]:
+    """An acks=all producer and a committing group on a new topic, stopped after."""
+    topic = unique("kraft")
+    with ClusterAdmin(config) as admin:
+        admin.create_topic(topic, 3, replication_factor=3)
+    traffic = Traffic(config.as_librdkafka(), topic)
+    group = Group(config.as_librdkafka(), topic, unique("g-kraft"))
+    traffic.start()
+    group.start()
+    try:
+        yield topic, traffic, group
+    finally:
+        traffic.done.set()
+        traffic.join(150)
+        group.done.set()
+        group.join(30)
+
+
+def test_refusals_say_what_to_fix_and_change_nothing(
+    sandbox: Path, clusters: Clusters, tmp_path: Path
+) -> None:
+    config = sandbox / "clusters.yaml"
+    kraft_mode = _kraft(clusters.config_path, "plan", "--kafka", "source", "-o",
+                        str(tmp_path / "p.yaml"))  # fmt: skip
+    assert kraft_mode.returncode != 0
+    assert "does not run in ZooKeeper mode" in kraft_mode.stderr
+    assert kraft_mode.stderr.count("\n") == 1 and "Traceback" not in kraft_mode.stderr
+
+    plan = _plan(config, tmp_path)
+    exists = _kraft(config, "plan", "--kafka", CLUSTER, "-o", str(plan))
+    assert exists.returncode != 0 and "exists; pass --force" in exists.stderr
+    early = _kraft(config, "finalize", str(plan), "--yes")
+    assert early.returncode != 0 and "every broker must be a KRaft broker first" in early.stderr
+    (tmp_path / "bad.yaml").write_text("kafka: [")
+    bad = _kraft(config, "migrate", str(tmp_path / "bad.yaml"))
+    assert bad.returncode == 2 and "bad YAML at line 1" in bad.stderr
+    wrong = _kraft(config, "plan", "--kafka", CLUSTER, "--controllers", "3", "--controller",
+                   "127.0.0.1:1", "-o", str(tmp_path / "q.yaml"))  # fmt: skip
+    assert wrong.returncode == 2 and "--controller given 1 time(s)" in wrong.stderr
+
+    # nothing changed: every broker still in ZooKeeper mode, no controller provisioned
+    assert load_state(sandbox).clusters[CLUSTER].controllers == ()
+    found = Znodes.read(load_plan(plan).zookeeper_connect)
+    assert found.registered == (1, 2, 3) and found.migration is None
+
+
+def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    config = sandbox / "clusters.yaml"
+    kafka = load_settings(config).cluster(CLUSTER)
+    plan = _plan(config, tmp_path)
+    log = tmp_path / "kraft.log"
+    with ClusterAdmin(kafka) as admin:
+        before = snapshot.take(admin)
+    with _traffic(kafka) as (topic, traffic, group):
+        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
+        resumed = _kraft(config, "migrate", str(plan), "--until", "dual-write")
+        assert resumed.returncode == 0, resumed.stderr
+        found = Znodes.read(load_plan(plan).zookeeper_connect)
+        assert found.controller_id == 3000 and found.metadata_offset >= 0  # dual-write
+
+        reverted = _kraft(config, "revert", str(plan))
+        assert reverted.returncode == 0, reverted.stderr
+        assert "runs in ZooKeeper mode as before" in reverted.stderr
+    _exactly_once(kafka, topic, traffic, group)
+
+    found = Znodes.read(load_plan(plan).zookeeper_connect)
+    assert found.controller_id in (1, 2, 3) and found.migration is None
+    assert found.registered == (1, 2, 3)
+    assert load_state(sandbox).clusters[CLUSTER].controllers == ()  # deprovisioned
+    status = json.loads(_kraft(config, "status", "--kafka", CLUSTER, "--json").stdout)
+    assert status["phase"] == "reverted" and set(status["brokers"].values()) == {"zk"}
+    with ClusterAdmin(kafka) as admin:
+        assert snapshot.differences(before, snapshot.take(admin)) == []
+
+
+def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    config = sandbox / "clusters.yaml"
+    kafka = load_settings(config).cluster(CLUSTER)
+    plan = _plan(config, tmp_path)
+    log = tmp_path / "kraft.log"
+    with ClusterAdmin(kafka) as admin:
+        before = snapshot.take(admin)
+    with _traffic(kafka) as (topic, traffic, group):
+        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
+        _killed_at(config, log, "roll2: restarting broker 2", "migrate", str(plan))
+        done = _kraft(config, "migrate", str(plan))
+        assert done.returncode == 0, done.stderr
+        refused = _kraft(config, "finalize", str(plan), input_text="n\n")
+        assert refused.returncode != 0 and "POINT OF NO RETURN" in refused.stdout
+        finalized = _kraft(config, "finalize", str(plan), "--yes")
+        assert finalized.returncode == 0, finalized.stderr
+    _exactly_once(kafka, topic, traffic, group)
+
+    status = json.loads(_kraft(config, "status", "--kafka", CLUSTER, "--json").stdout)
+    assert status["phase"] == "finalized" and set(status["brokers"].values()) == {"kraft"}
+    with ClusterAdmin(kafka) as admin:
+        assert snapshot.differences(before, snapshot.take(admin)) == []
+    events = json.loads(_kraft(config, "history", "--kafka", CLUSTER, "--json").stdout)["events"]
+    assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
+    no_way_back = _kraft(config, "revert", str(plan))
+    assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
+    with TestClient(create_app(load_settings(config))) as api:  # `kmigrate serve` agrees
+        served = api.get(f"/api/kraft/{CLUSTER}").json()
+    assert served["phase"] == "finalized" and served["brokers"] == [1, 2, 3]

@@ -1,0 +1,148 @@
+"""The KRaft migration's plan (pure): what each roll sets and removes, controller ids
+that never clash with a broker's, what Kafka's guide forbids refused by name, the
+revert rolls undoing the rolls, and the metadata comparison."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.kraft.plan import (
+    ANONYMOUS,
+    KRAFT_AUTHORIZER,
+    MIGRATION_FLAG,
+    ZK_AUTHORIZER,
+    BrokerView,
+    ClusterView,
+    parse_plan,
+    plan_kraft,
+)
+from kmigrate.kraft.snapshot import Snapshot, differences
+
+CONNECT = "zk1:2181,zk2:2181/kafka"
+
+
+def _broker(broker_id: int, **changes: object) -> BrokerView:
+    found = BrokerView(
+        broker_id=broker_id, host=f"kafka-{broker_id}", port=9092, ibp="3.9-IV0",
+        zookeeper_connect=CONNECT, process_roles=None, migration_enabled=False,
+        inter_broker_listener="PLAINTEXT", protocol_map="PLAINTEXT:PLAINTEXT",
+        log_dirs="/data", authorizer=ZK_AUTHORIZER, allow_everyone="true", super_users=None,
+    )  # fmt: skip
+    return replace(found, **changes)  # type: ignore[arg-type]
+
+
+def _view(*brokers: BrokerView) -> ClusterView:
+    brokers = brokers or (_broker(1), _broker(2), _broker(3))
+    return ClusterView("legacy", "abc123", brokers, tuple(b.broker_id for b in brokers))
+
+
+CONTROLLERS = [("c1", 9093), ("c2", 9093), ("c3", 9093)]
+
+
+def test_the_rolls_follow_the_guide() -> None:
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    assert plan.controller_ids == [3000, 3001, 3002]
+    assert plan.voters == "3000@c1:9093,3001@c2:9093,3002@c3:9093"
+    controller = plan.controller_properties(3001)
+    assert controller["process.roles"] == "controller" and controller["node.id"] == "3001"
+    assert controller[MIGRATION_FLAG] == "true" and controller["zookeeper.connect"] == CONNECT
+    assert controller["listeners"] == "CONTROLLER://c2:9093"
+    assert controller["authorizer.class.name"] == KRAFT_AUTHORIZER
+    assert ANONYMOUS in controller["super.users"]
+    finalized = plan.controller_properties(3001, finalized=True)
+    assert MIGRATION_FLAG not in finalized and "zookeeper.connect" not in finalized
+
+    broker = {"broker.id": "2", "zookeeper.connect": CONNECT, "log.dirs": "/data",
+              "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT",
+              "authorizer.class.name": ZK_AUTHORIZER}  # fmt: skip
+    migrating = plan.roll1.applied(broker)
+    assert migrating[MIGRATION_FLAG] == "true" and migrating["zookeeper.connect"] == CONNECT
+    assert migrating["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    assert migrating["inter.broker.protocol.version"] == "3.9"
+    kraft = plan.roll2_for(2).applied(migrating)
+    assert kraft["process.roles"] == "broker" and kraft["node.id"] == "2"
+    for gone in ("broker.id", "zookeeper.connect", MIGRATION_FLAG, "inter.broker.protocol.version"):
+        assert gone not in kraft
+    assert kraft["authorizer.class.name"] == KRAFT_AUTHORIZER
+
+    # the revert rolls undo them: KRaft -> migration mode -> ZooKeeper mode as before
+    back = plan.revert_roll2_for(2).applied(kraft)
+    assert back["broker.id"] == "2" and "node.id" not in back and "process.roles" not in back
+    assert back["zookeeper.connect"] == CONNECT and back[MIGRATION_FLAG] == "true"
+    assert back["authorizer.class.name"] == ZK_AUTHORIZER
+    original = plan.revert_roll1().applied(back)
+    assert {k: v for k, v in original.items() if k != "inter.broker.protocol.version"} == broker
+
+
+def test_the_plan_reads_back_as_written() -> None:
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    assert parse_plan(plan.to_yaml(), "p.yaml") == plan
+
+
+@given(st.sets(st.integers(0, 100_000), min_size=1, max_size=6))
+def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
+    plan = plan_kraft(_view(*(_broker(i) for i in sorted(ids))), CONTROLLERS, CONNECT)
+    assert not set(plan.controller_ids) & ids
+
+
+@pytest.mark.parametrize(
+    ("broker", "says"),
+    [(_broker(2, ibp="3.8-IV0"), "broker 2 has inter.broker.protocol.version=3.8-IV0"),
+     (_broker(2, ibp=None), "inter.broker.protocol.version=unknown"),
+     (_broker(2, process_roles="broker", zookeeper_connect=None), "does not run in ZooKeeper"),
+     (_broker(2, migration_enabled=True), "already has zookeeper.metadata.migration.enable"),
+     (_broker(2, inter_broker_listener="INTERNAL", protocol_map="INTERNAL:PLAINTEXT"),
+      "broker 2 uses inter.broker.listener.name=INTERNAL"),
+     (_broker(2, protocol_map="PLAINTEXT:SASL_SSL"), "is SASL_SSL"),
+     (_broker(2, authorizer="com.example.Custom"), "authorizer.class.name=com.example.Custom")],
+)  # fmt: skip
+def test_what_the_guide_forbids_is_refused_by_name(broker: BrokerView, says: str) -> None:
+    with pytest.raises(ConflictError, match=says.replace(".", r"\.")):
+        plan_kraft(_view(_broker(1), broker), CONTROLLERS, CONNECT)
+
+
+def test_an_unregistered_broker_or_no_controller_is_refused() -> None:
+    view = replace(_view(), registered=(1, 3))
+    with pytest.raises(ConflictError, match="broker\\(s\\) 2 not registered"):
+        plan_kraft(view, CONTROLLERS, CONNECT)
+    with pytest.raises(ConfigError, match="at least one controller"):
+        plan_kraft(_view(), [], CONNECT)
+
+
+def _snap(**changes: object) -> Snapshot:
+    base = Snapshot(
+        topics={"t": {"0": [1, 2], "1": [2, 3]}},
+        configs={"t": {"retention.ms": "1000"}},
+        acls=["ALLOW User:a READ TOPIC:LITERAL:t from *"],
+        groups={"idle": {"t[0]": 5}, "busy": {"t[0]": 7}},
+        active=["busy"],
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_the_metadata_comparison_names_each_change() -> None:
+    before = _snap()
+    assert differences(before, before) == []
+    grown = _snap(groups={"idle": {"t[0]": 5}, "busy": {"t[0]": 9}}, topics={
+        "t": {"0": [1, 2], "1": [2, 3]}, "new": {"0": [1]}})  # fmt: skip
+    assert differences(before, grown) == []  # a consuming group moves on; new topics are fine
+    changed = _snap(
+        topics={"t": {"0": [2, 1], "1": [2, 3]}},
+        configs={"t": {}},
+        acls=[],
+        groups={"idle": {"t[0]": 6}, "busy": {"t[0]": 3}},
+    )
+    assert differences(before, changed) == [
+        "t[0]: replicas [1, 2], now [2, 1]",
+        "topic t: configs {'retention.ms': '1000'}, now {}",
+        "ACL gone: ALLOW User:a READ TOPIC:LITERAL:t from *",
+        "group busy: t[0] committed 7, now 3",
+        "group idle: t[0] committed 5, now 6",
+    ]
+    assert differences(before, _snap(topics={}, groups={})) == [
+        "topic t is gone", "group busy is gone", "group idle is gone"]  # fmt: skip

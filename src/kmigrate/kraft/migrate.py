@@ -271,10 +271,11 @@ def _bring(
         )
     if now == DOWN:
         run.report(f"{phase}: broker {broker} is down (an interrupted restart)")
-    else:
-        problem = _health(run, mode, *from_modes)
-        if problem is not None:
-            raise ConflictError(f"not restarting a broker of '{run.cluster}': {problem}")
+    else:  # never two brokers out of the ISRs at once
+        run.wait(
+            lambda: _health(run, mode, *from_modes) is None,
+            f"every broker in sync before restarting broker {broker}",
+        )
     run.report(f"{phase}: restarting broker {broker} into {mode} mode")
     moves.record(run.store, run.cluster, phase, f"broker {broker}", "started", mode)
     run.operator.restart_broker(broker, change, quick_stop=quick_stop)

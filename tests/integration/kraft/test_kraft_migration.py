@@ -115,12 +115,17 @@ def _exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Gr
     assert len(values) == len(set(values)), "a record was written twice"
     assert set(values) == traffic.acked
     assert len(traffic.acked) > 100, "the producer kept writing"
-    group.wait_read(traffic.acked, timeout=90)
+    try:
+        group.wait_read(traffic.acked, timeout=90)
+    finally:
+        group.done.set()
+        group.join(30)
 
 
 @contextmanager
 def _traffic(config: ClusterConfig) -> Iterator[tuple[str, Traffic, Group]]:
-    """An acks=all producer and a committing group on a new topic, stopped after."""
+    """An acks=all producer and a committing group on a new topic; the producer stops
+    after, the group once `_exactly_once` saw it read everything."""
     topic = unique("kraft")
     with ClusterAdmin(config) as admin:
         admin.create_topic(topic, 3, replication_factor=3)
@@ -130,11 +135,12 @@ def _traffic(config: ClusterConfig) -> Iterator[tuple[str, Traffic, Group]]:
     group.start()
     try:
         yield topic, traffic, group
+    except BaseException:
+        group.done.set()
+        raise
     finally:
         traffic.done.set()
         traffic.join(150)
-        group.done.set()
-        group.join(30)
 
 
 def test_refusals_say_what_to_fix_and_change_nothing(

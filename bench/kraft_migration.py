@@ -36,6 +36,7 @@ from clients import Group, Load
 from harness import WORK, results_header, write_results
 
 from kmigrate.config import load_settings
+from kmigrate.errors import TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
@@ -69,9 +70,14 @@ def metadata(config: Path, topics: int) -> None:
         for i in range(topics):
             admin.create_topic(f"kept-{i:02}", 3, replication_factor=3,
                                configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
-            admin.alter_group_offsets(
-                f"idle-{i:02}", [TopicPartitionOffset(f"kept-{i:02}", p, 0) for p in range(3)]
-            )
+        for i in range(topics):
+            offsets = [TopicPartitionOffset(f"kept-{i:02}", p, 0) for p in range(3)]
+            for _ in range(60):  # until the coordinator's broker knows the new topic
+                try:
+                    admin.alter_group_offsets(f"idle-{i:02}", offsets)
+                    break
+                except TopicNotFoundError:
+                    time.sleep(0.5)
         admin.create_acls(
             AclEntry("TOPIC", f"kept-{i:02}", "LITERAL", f"User:app-{i}", "*", "READ", "ALLOW")
             for i in range(topics)

@@ -47,12 +47,12 @@ def run(
     except subprocess.TimeoutExpired:
         raise CommandFailedError(
             f"{option} to {what} ran longer than {timeout_s:g}s; check the host, then run "
-            f"`{again}` again"
+            f"{again} again"
         ) from None
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         raise CommandFailedError(
             f"{option} to {what} exited {done.returncode}"
             + (f": {said[-1][:300]}" if said else "")
-            + f"; fix it, then run `{again}` again"
+            + f"; fix it, then run {again} again"
         )

@@ -109,5 +109,5 @@ class CommandOperator:
             values,
             timeout_s=self.timeout_s,
             report=self.report,
-            again="kmigrate zk migrate",
+            again="`kmigrate zk migrate`",
         )

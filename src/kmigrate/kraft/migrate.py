@@ -254,8 +254,9 @@ def _bring(
     left_as_is: tuple[str, ...] = (),
 ) -> None:
     """One broker into ``mode``: nothing if it is already; restarted with ``change``
-    if it is in one of ``from_modes``, or down because a killed command was restarting
-    it (its shutdown may even still be under way: the restart waits for it). A broker
+    if it is in one of ``from_modes`` (once every broker is in sync), or at once if a
+    killed command was restarting it (its shutdown may still be under way: the
+    restart waits for it to end). A broker
     in one of ``left_as_is`` is not touched."""
     now = run.mode(broker)
     interrupted = moves.interrupted(run.store, run.cluster, broker)
@@ -269,8 +270,8 @@ def _bring(
             f"{phase}: broker {broker} of '{run.cluster}' is in {now} mode, expected "
             f"{' or '.join(from_modes)}; see `kmigrate kraft status`"
         )
-    if now == DOWN:
-        run.report(f"{phase}: broker {broker} is down (an interrupted restart)")
+    if interrupted:  # a killed command was restarting it: it may still be stopping
+        run.report(f"{phase}: broker {broker}'s restart was interrupted ({now}); again")
     else:  # never two brokers out of the ISRs at once
         run.wait(
             lambda: _health(run, mode, *from_modes) is None,

@@ -90,7 +90,6 @@ class KRaftPlan(_Strict):
     finalize: ConfigChange  # every controller: ZooKeeper settings gone
     protocol_map_before: str | None  # the brokers' listener.security.protocol.map
     authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
-    super_users_before: str | None = None
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
 
     @property
@@ -121,14 +120,9 @@ class KRaftPlan(_Strict):
         """A KRaft broker back into migration mode (the guide's first revert roll):
         process.roles gone, node.id back to broker.id, zookeeper.connect restored."""
         restored = {"broker.id": str(broker_id), "zookeeper.connect": self.zookeeper_connect}
-        removed = ["process.roles", "node.id"]
         if self.authorizer_before:
             restored["authorizer.class.name"] = self.authorizer_before
-            if self.super_users_before:
-                restored["super.users"] = self.super_users_before
-            else:
-                removed.append("super.users")
-        return ConfigChange(set=self.roll1.set | restored, remove=removed)
+        return ConfigChange(set=self.roll1.set | restored, remove=["process.roles", "node.id"])
 
     def revert_roll1(self) -> ConfigChange:
         """A broker in migration mode back to plain ZooKeeper mode (the guide's last
@@ -205,9 +199,8 @@ def plan_kraft(
             "controller.quorum.voters": voters,
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
-            **{
-                k: v for k, v in authorizer.items() if k in ("authorizer.class.name", "super.users")
-            },
+            # the brokers keep their super users: clients are User:ANONYMOUS as well
+            **({"authorizer.class.name": KRAFT_AUTHORIZER} if authorizer else {}),
         },
         remove=[
             "broker.id",
@@ -230,20 +223,21 @@ def plan_kraft(
         finalize=ConfigChange(remove=[MIGRATION_FLAG, "zookeeper.connect"]),
         protocol_map_before=sample.protocol_map,
         authorizer_before=sample.authorizer,
-        super_users_before=sample.super_users,
     )
 
 
 def _authorizer(b: BrokerView) -> dict[str, str]:
-    """ZooKeeper's AclAuthorizer becomes KRaft's StandardAuthorizer (the controllers from
-    the start, the brokers in roll 2), with the same super users and default."""
+    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer: KRaft's
+    StandardAuthorizer with the same default and super users, plus User:ANONYMOUS. On
+    a PLAINTEXT cluster brokers reach the controllers as User:ANONYMOUS, and a
+    StandardAuthorizer refuses everyone but super users until it has loaded the ACLs,
+    which the migration itself does; without it the controllers never start migrating.
+    The brokers (what clients talk to) keep their own super users."""
     if not b.authorizer:
         return {}
     found = {"authorizer.class.name": KRAFT_AUTHORIZER}
     if b.allow_everyone:
         found["allow.everyone.if.no.acl.found"] = b.allow_everyone
-    # Controllers and brokers talk PLAINTEXT as User:ANONYMOUS; StandardAuthorizer denies
-    # all but super users until its ACLs are loaded, which the migration itself does.
     users = [u for u in (b.super_users or "").split(";") if u]
     found["super.users"] = ";".join([*users, *([] if ANONYMOUS in users else [ANONYMOUS])])
     return found

@@ -1,7 +1,8 @@
 """The cluster's metadata as users see it, read before and after every step of a
 migration and compared field by field: topics, their partitions and replicas, their
 configs, ACLs, and committed group offsets. A group with members consumes meanwhile,
-so its offsets may only grow; an idle group's must read the same."""
+so its offsets may only grow; an idle group's must read the same. It reads as the
+client clusters.yaml configures: what ACLs hide from that principal it cannot compare."""
 
 from __future__ import annotations
 

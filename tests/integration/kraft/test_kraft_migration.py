@@ -68,6 +68,8 @@ def _metadata(config: ClusterConfig) -> None:
         admin.create_acls([
             AclEntry("TOPIC", "kept-0", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
             AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+            # the test reads as User:ANONYMOUS (PLAINTEXT): an ACL on kept-0 would hide it
+            AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
         ])  # fmt: skip
         admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
 
@@ -211,6 +213,7 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     log = tmp_path / "kraft.log"
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
+    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 3
     with _traffic(kafka) as (topic, traffic, group):
         _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
         _killed_at(config, log, "roll2: restarting broker 2", "migrate", str(plan))

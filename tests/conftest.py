@@ -29,6 +29,8 @@ SLOW = (
     "integration/test_sandbox.py",
     "integration/test_sandbox_zookeeper.py",
     "integration/zk/",
+    "integration/kraft/",
+    "integration/serve/test_console.py",
 )
 
 

@@ -50,9 +50,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         directory,
         manager.UpRequest(clusters=[CLUSTER], brokers=BROKERS, zookeeper="zk/kafka", nodes=1),
     )
-    config = load_settings(directory / "clusters.yaml").cluster(CLUSTER)
-    _metadata(config)
     try:
+        _metadata(load_settings(directory / "clusters.yaml").cluster(CLUSTER))
         yield directory
     finally:
         pids = [c.pid for c in load_state(directory).clusters[CLUSTER].controllers]

@@ -33,7 +33,6 @@ from kmigrate.serve.steps import StepRequest, runner, start_runner
 from kmigrate.store.links import require_link
 from kmigrate.verify.html import render_html
 
-ANSWER_WITHIN_S = 2.0  # work that ends sooner is answered directly; else 202 and a job
 _STATUS = (  # the first class that matches decides
     (NotFoundError, 404),
     (ConflictError, 409),

@@ -50,7 +50,7 @@ from kmigrate.kafka.clients import ErrorTrap, admin_client
 from kmigrate.kafka.errors import translate
 from kmigrate.kafka.retry import Backoff
 from kmigrate.kafka.topic_copy import configs_to_copy
-from kmigrate.models import (
+from kmigrate.model.cluster import (
     AclEntry,
     Broker,
     ClusterInfo,

@@ -39,9 +39,9 @@ from harness import WORK, java, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from kmigrate.sandbox.ports import free_ports
 
 PARTITIONS = 8
 ROUNDS = 3

@@ -46,8 +46,8 @@ from kmigrate.demo.scenario import Screen, run_demo
 from kmigrate.gateway.registry import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
+from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
-from kmigrate.sandbox.ports import free_ports
 
 PARTITIONS = 8
 GUIDED_PROMOTE_PAUSE_S = 4.2  # README "Guided migration": producers stopped by hand

@@ -40,7 +40,7 @@ from kmigrate.errors import TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
-from kmigrate.models import AclEntry, TopicPartitionOffset
+from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager
 
 TOPIC = "bench-kraft-load"

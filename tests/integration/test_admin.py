@@ -8,7 +8,8 @@ from confluent_kafka import Consumer
 from kmigrate.errors import GroupActiveError, TopicExistsError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import Record, TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.records import Record
 from tests.helpers import unique, wait_for
 from tests.integration.conftest import Clusters
 

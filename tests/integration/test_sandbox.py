@@ -13,7 +13,7 @@ import pytest
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from kmigrate.sandbox.process import is_ours
 from kmigrate.sandbox.state import load_state
 from tests.helpers import run_cli, unique

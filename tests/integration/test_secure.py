@@ -12,7 +12,8 @@ from kmigrate.config import load_settings
 from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import AclEntry, Record
+from kmigrate.model.cluster import AclEntry
+from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
 from kmigrate.sandbox.state import CLIENT_USER, SandboxState
 from tests.helpers import run_cli, unique, wait_for

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kmigrate.mirror.batch import plan_reads
-from kmigrate.mirror.model import PartitionState
-from kmigrate.mirror.offset_map import (
+from kmigrate.model.links import PartitionState
+from kmigrate.model.offsets import (
     OffsetRun,
     PartitionOffsetMap,
     runs_from_deliveries,

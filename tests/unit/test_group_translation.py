@@ -12,9 +12,9 @@ from kmigrate.groups.translation import (
     translate_last_known,
     waiting_for_mirror,
 )
-from kmigrate.mirror.model import PartitionState
-from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap
-from kmigrate.store.groups import GroupPosition
+from kmigrate.model.groups import GroupPosition
+from kmigrate.model.links import PartitionState
+from kmigrate.model.offsets import OffsetRun, PartitionOffsetMap
 
 # Source offsets 100..104 -> target 0..4; 105..106 were a transaction's marker and an
 # aborted record; 107..109 -> target 5..7; the mirror has read up to 112 (markers).

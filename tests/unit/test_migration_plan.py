@@ -8,15 +8,15 @@ import pytest
 
 from kmigrate.errors import ConfigError
 from kmigrate.migration.acls import split_acls
-from kmigrate.migration.model import (
+from kmigrate.migration.plan import Plan, PlannedGroup, PlannedTopic, parse_plan
+from kmigrate.model.cluster import AclEntry
+from kmigrate.model.migrations import (
     SwitchOrder,
     TopicPhase,
     after_groups_moved,
     promotable,
     retirable,
 )
-from kmigrate.migration.plan import Plan, PlannedGroup, PlannedTopic, parse_plan
-from kmigrate.models import AclEntry
 
 CF, PF = SwitchOrder.CONSUMERS_FIRST, SwitchOrder.PRODUCERS_FIRST
 

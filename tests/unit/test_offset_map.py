@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.mirror.offset_map import (
+from kmigrate.model.offsets import (
     Exactness,
     OffsetRun,
     PartitionOffsetMap,

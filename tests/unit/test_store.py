@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from kmigrate.errors import ConflictError, NotFoundError, StoreError
-from kmigrate.mirror.model import Gap, Link, RunState, StartPosition, TopicState
-from kmigrate.mirror.offset_map import Exactness, OffsetRun
+from kmigrate.model.links import Gap, Link, StartPosition, TopicState
+from kmigrate.model.offsets import Exactness, OffsetRun, PartitionUpdate
+from kmigrate.model.runs import RunState
 from kmigrate.store import Store, open_store
 from kmigrate.store.links import (
     link_topics_of,
@@ -19,7 +20,6 @@ from kmigrate.store.links import (
     set_topic_state,
 )
 from kmigrate.store.offsets import (
-    PartitionUpdate,
     gaps_of,
     load_partitions,
     record_batch,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kmigrate.mirror.model import Gap
-from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap
+from kmigrate.model.links import Gap
+from kmigrate.model.offsets import OffsetRun, PartitionOffsetMap
 from kmigrate.verify.compare import (
     CHANGED,
     EXTRA_ON_TARGET,

@@ -30,7 +30,7 @@ from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.retry import WaitPolicy, duration_text
-from kmigrate.mirror.model import Link, compile_topics
+from kmigrate.model.links import Link, compile_topics
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
 

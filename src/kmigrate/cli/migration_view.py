@@ -8,9 +8,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kmigrate.migration.model import Event
 from kmigrate.migration.observe import Snapshot
 from kmigrate.migration.status import next_steps
+from kmigrate.model.migrations import Event
 
 
 def _n(value: int | None) -> str:

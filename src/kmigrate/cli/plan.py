@@ -12,9 +12,9 @@ from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan
-from kmigrate.migration.model import SwitchOrder
 from kmigrate.migration.plan import load_plan
 from kmigrate.migration.planner import new_plan
+from kmigrate.model.migrations import SwitchOrder
 from kmigrate.store import store_for
 
 

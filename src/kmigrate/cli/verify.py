@@ -10,7 +10,7 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import compile_topics
+from kmigrate.model.links import compile_topics
 from kmigrate.spark.session import build_context
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link

@@ -18,8 +18,8 @@ import yaml
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, Settings, load_settings
 from kmigrate.errors import KMigrateError
 from kmigrate.gateway.registry import configured
+from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
-from kmigrate.sandbox.ports import free_ports
 
 CONFIG_NAME = "demo-gateway.yaml"
 INSTANCES = (1, 2)

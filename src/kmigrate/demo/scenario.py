@@ -23,7 +23,6 @@ from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.migration.consumers import move_consumers
-from kmigrate.migration.model import SwitchOrder, TopicPhase
 from kmigrate.migration.observe import Snapshot, observe
 from kmigrate.migration.plan import Plan
 from kmigrate.migration.planner import new_plan
@@ -31,7 +30,8 @@ from kmigrate.migration.promote import promote_topics
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.session import Migration, load_migration, locked
 from kmigrate.migration.start import start_migration
-from kmigrate.models import Record
+from kmigrate.model.migrations import SwitchOrder, TopicPhase
+from kmigrate.model.records import Record
 from kmigrate.sandbox import manager
 from kmigrate.store import store_for
 from kmigrate.verify.report import VerifyReport

@@ -9,7 +9,7 @@ from pathlib import Path
 from kmigrate.errors import ConfigError, ConflictError, GroupActiveError
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.models import TopicPartitionOffset, Watermarks
+from kmigrate.model.cluster import TopicPartitionOffset, Watermarks
 
 
 def positions_at(admin: ClusterAdmin, topic: str, at: str) -> list[TopicPartitionOffset]:

@@ -30,9 +30,10 @@ from kmigrate.groups.translation import (
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitPolicy
-from kmigrate.mirror.model import LIVE_STATES, Link
 from kmigrate.mirror.status import run_state
-from kmigrate.models import TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.links import Link
+from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
 from kmigrate.store.groups import positions_of, remember_target
 from kmigrate.store.runs import get_run

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from kmigrate.errors import GroupActiveError, KafkaOperationError, NotTranslatableError
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Link
-from kmigrate.models import TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.links import Link
 from kmigrate.store import Store
 from kmigrate.store.groups import forget_group
 from kmigrate.store.offsets import load_partitions

@@ -12,7 +12,7 @@ from kmigrate.groups.translation import (
 )
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Link
+from kmigrate.model.links import Link
 from kmigrate.store import Store
 from kmigrate.store.groups import positions_of, remember_source
 from kmigrate.store.links import link_topics_of

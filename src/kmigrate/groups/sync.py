@@ -23,8 +23,8 @@ from kmigrate.groups.plan import plan_group
 from kmigrate.groups.translation import NOT_IN_LINK
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitAbandoned, WaitPolicy
-from kmigrate.mirror.model import Link
-from kmigrate.models import TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.links import Link
 from kmigrate.store import Store
 from kmigrate.store.groups import remember_target
 

@@ -11,9 +11,9 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kmigrate.mirror.model import PartitionState
-from kmigrate.mirror.offset_map import Exactness
-from kmigrate.store.groups import GroupPosition
+from kmigrate.model.groups import GroupPosition
+from kmigrate.model.links import PartitionState
+from kmigrate.model.offsets import Exactness
 
 # Why a partition has no exact translation. NOT_MIRRORED clears up by waiting for the
 # mirror; the others need a decision by the operator.

@@ -17,7 +17,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import KafkaOperationError
 from kmigrate.kafka.clients import ErrorTrap, consumer, producer
 from kmigrate.kafka.errors import translate
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 
 
 def produce(

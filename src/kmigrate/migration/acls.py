@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.models import AclEntry
+from kmigrate.model.cluster import AclEntry
 
 NO_AUTHORIZER = "no authorizer is configured"
 NOT_TOPIC_OR_GROUP = "kmigrate copies topic and group ACLs only; create it on the target yourself"

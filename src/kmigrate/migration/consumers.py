@@ -13,10 +13,10 @@ from kmigrate.groups.migrate import migrate_group
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
-from kmigrate.migration.model import GroupPhase, SwitchOrder, TopicPhase, after_groups_moved
 from kmigrate.migration.observe import Snapshot, observe
 from kmigrate.migration.session import Migration, Report, Step
-from kmigrate.mirror.model import Link
+from kmigrate.model.links import Link
+from kmigrate.model.migrations import GroupPhase, SwitchOrder, TopicPhase, after_groups_moved
 from kmigrate.store.groups import positions_of
 from kmigrate.store.links import require_link
 from kmigrate.store.migrations import set_state

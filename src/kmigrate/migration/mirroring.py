@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from kmigrate.errors import ConfigError
-from kmigrate.migration.model import MIRROR_NEEDED, TopicPhase
 from kmigrate.migration.session import Migration, Report
 from kmigrate.mirror.control import link_dir, stop_mirror
-from kmigrate.mirror.model import LIVE_STATES, Link, StartPosition
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.status import run_state
+from kmigrate.model.links import Link, StartPosition
+from kmigrate.model.migrations import MIRROR_NEEDED, TopicPhase
+from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store.links import get_link, save_link
 from kmigrate.store.runs import get_run
 

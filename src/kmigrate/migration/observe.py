@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.migration.model import MIRROR_NEEDED, GroupPhase, Item, SwitchOrder, TopicPhase
 from kmigrate.migration.session import Migration
-from kmigrate.mirror.model import LIVE_STATES
 from kmigrate.mirror.status import LinkStatus, link_status
+from kmigrate.model.migrations import MIRROR_NEEDED, GroupPhase, Item, SwitchOrder, TopicPhase
+from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store.links import get_link
 from kmigrate.store.migrations import record_event, set_state
 

@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kmigrate.config import read_user_file
 from kmigrate.documents import yaml_mapping
 from kmigrate.errors import ConfigError
-from kmigrate.migration.model import SwitchOrder
-from kmigrate.mirror.model import check_link_name
-from kmigrate.models import AclEntry
+from kmigrate.model.cluster import AclEntry
+from kmigrate.model.links import check_link_name
+from kmigrate.model.migrations import SwitchOrder
 
 HEADER = """\
 # kmigrate migration plan. Review and edit it (drop topics or groups, change the switch

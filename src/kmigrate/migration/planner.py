@@ -7,9 +7,9 @@ import re
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import NOT_TOPIC_OR_GROUP, acl_support, split_acls
-from kmigrate.migration.model import SwitchOrder
 from kmigrate.migration.plan import Plan, PlannedAcl, PlannedGroup, PlannedTopic, SkippedAcl
-from kmigrate.mirror.model import compile_topics, default_link_name
+from kmigrate.model.links import compile_topics, default_link_name
+from kmigrate.model.migrations import SwitchOrder
 
 
 def new_plan(

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
 from kmigrate.migration.mirroring import stop_if_idle
-from kmigrate.migration.model import GroupPhase, TopicPhase, promotable
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
 from kmigrate.mirror.control import promote as promote_link
-from kmigrate.mirror.model import LIVE_STATES, TopicState
+from kmigrate.model.links import TopicState
+from kmigrate.model.migrations import GroupPhase, TopicPhase, promotable
+from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.migrations import set_state
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
 from kmigrate.migration.mirroring import stop_if_idle
-from kmigrate.migration.model import TopicPhase, retirable
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
-from kmigrate.mirror.model import TopicState
+from kmigrate.model.links import TopicState
+from kmigrate.model.migrations import TopicPhase, retirable
 from kmigrate.spark.session import build_context
 from kmigrate.store.links import require_link, set_topic_state
 from kmigrate.store.migrations import set_state

@@ -19,8 +19,8 @@ from kmigrate.errors import (
 from kmigrate.groups.move_back import commit_back, plan_move_back
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.mirroring import ensure_mirror, mirrored_topics, stop_if_running
-from kmigrate.migration.model import MIRROR_NEEDED, GroupPhase, TopicPhase
 from kmigrate.migration.session import Migration, Report, Step
+from kmigrate.model.migrations import MIRROR_NEEDED, GroupPhase, TopicPhase
 from kmigrate.store.links import require_link
 from kmigrate.store.migrations import set_state
 from kmigrate.store.offsets import forget_topic

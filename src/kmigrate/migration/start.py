@@ -16,10 +16,10 @@ from kmigrate.migration import via_gateway
 from kmigrate.migration.acls import copy_acls
 from kmigrate.migration.check import CheckReport, check_plan
 from kmigrate.migration.mirroring import ensure_mirror, mirror_running, mirrored_topics
-from kmigrate.migration.model import GroupPhase, TopicPhase
 from kmigrate.migration.plan import Plan
 from kmigrate.migration.session import Migration, Report, Step, locked
-from kmigrate.models import AclEntry
+from kmigrate.model.cluster import AclEntry
+from kmigrate.model.migrations import GroupPhase, TopicPhase
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.migrations import add_item, items_of, migration_names, save_migration, set_state

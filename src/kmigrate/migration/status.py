@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kmigrate.migration.model import GroupPhase, SwitchOrder, TopicPhase, promotable, retirable
 from kmigrate.migration.observe import GroupMove, Snapshot
-from kmigrate.mirror.model import LIVE_STATES
+from kmigrate.model.migrations import GroupPhase, SwitchOrder, TopicPhase, promotable, retirable
+from kmigrate.model.runs import LIVE_STATES
 
 
 def next_steps(snap: Snapshot) -> list[str]:

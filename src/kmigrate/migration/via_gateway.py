@@ -25,7 +25,7 @@ from kmigrate.gateway.registry import Registry, configured
 from kmigrate.gateway.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.plan import Plan
-from kmigrate.models import TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
 
 Report = Callable[[str], None]
 

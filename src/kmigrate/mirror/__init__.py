@@ -1,2 +1,2 @@
 """The mirror: copies topics partition for partition, exactly once, recording an exact
-offset map. (Issue 3; so far: the offset map.)"""
+offset map (its values live in :mod:`kmigrate.model.offsets` and :mod:`kmigrate.model.links`)."""

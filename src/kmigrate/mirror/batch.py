@@ -34,10 +34,11 @@ from kmigrate.mirror.copy_task import (
     RangeResult,
     copy_ranges,
 )
-from kmigrate.mirror.model import Gap, Link, PartitionState
+from kmigrate.model.links import Gap, Link, PartitionState
+from kmigrate.model.offsets import PartitionUpdate
 from kmigrate.spark.tasks import run_tasks
 from kmigrate.store import Store
-from kmigrate.store.offsets import PartitionUpdate, load_partitions, record_batch, record_gap
+from kmigrate.store.offsets import load_partitions, record_batch, record_gap
 
 TopicPartition = tuple[str, int]
 

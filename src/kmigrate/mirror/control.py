@@ -12,8 +12,8 @@ from pathlib import Path
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, MirrorError, MirrorRunningError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import (
-    LIVE_STATES,
+from kmigrate.mirror.status import link_status, run_state
+from kmigrate.model.links import (
     Link,
     StartPosition,
     TopicState,
@@ -21,7 +21,7 @@ from kmigrate.mirror.model import (
     compile_topics,
     default_link_name,
 )
-from kmigrate.mirror.status import link_status, run_state
+from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, require_link, set_topic_state
 from kmigrate.store.locks import pid_alive

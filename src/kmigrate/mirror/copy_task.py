@@ -47,7 +47,7 @@ from confluent_kafka import (
 )
 
 from kmigrate.kafka.retry import condition_of, is_transient
-from kmigrate.mirror.offset_map import OffsetRun, coalesce, runs_from_deliveries, runs_of_chunk
+from kmigrate.model.offsets import OffsetRun, coalesce, runs_from_deliveries, runs_of_chunk
 from kmigrate.spark.kafka_range import (
     OffsetRange,
     RangeReadError,

@@ -37,8 +37,9 @@ from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_tex
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
 from kmigrate.mirror.copy_task import CopySettings
-from kmigrate.mirror.model import Link, RunState, TopicState, Waiting
 from kmigrate.mirror.topology import Assignment, sync_topology
+from kmigrate.model.links import Link, TopicState
+from kmigrate.model.runs import RunState, Waiting
 from kmigrate.spark.session import build_context
 from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store

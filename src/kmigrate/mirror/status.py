@@ -10,16 +10,8 @@ from dataclasses import dataclass, field
 
 from kmigrate.errors import ClusterUnavailableError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import (
-    LIVE_STATES,
-    Gap,
-    Link,
-    LinkTopic,
-    MirrorRun,
-    PartitionState,
-    RunState,
-    TopicState,
-)
+from kmigrate.model.links import Gap, Link, LinkTopic, PartitionState, TopicState
+from kmigrate.model.runs import LIVE_STATES, MirrorRun, RunState
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.locks import pid_alive

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from kmigrate.errors import ConflictError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Link, LinkTopic, StartPosition, TopicState
-from kmigrate.models import TopicInfo
+from kmigrate.model.cluster import TopicInfo
+from kmigrate.model.links import Link, LinkTopic, StartPosition, TopicState
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, owner_of, put_topic, set_topic_state
 from kmigrate.store.offsets import load_partitions, start_partition

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kmigrate.model.reassignments import Applied
 from kmigrate.store import Store
 from kmigrate.store import reassignments as stored
 
 
-def status_json(store: Store, found: stored.Applied) -> dict[str, Any]:
+def status_json(store: Store, found: Applied) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for state in stored.states(store, found.cluster).values():
         counts[state] = counts.get(state, 0) + 1

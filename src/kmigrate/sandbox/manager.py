@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kmigrate.errors import BrokerStartError, KMigrateError, SandboxError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.net import free_ports, is_listening
 from kmigrate.sandbox import process, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
     cluster_config,
@@ -28,7 +29,6 @@ from kmigrate.sandbox.clusters_yaml import (
     write_clusters_yaml,
 )
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached
-from kmigrate.sandbox.ports import free_ports, is_listening
 from kmigrate.sandbox.properties import logging_config, logging_flag, server_properties
 from kmigrate.sandbox.state import (
     ADMIN_USER,

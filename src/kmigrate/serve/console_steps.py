@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from kmigrate.migration.model import MIRROR_NEEDED, GroupPhase, SwitchOrder, TopicPhase
 from kmigrate.migration.observe import Snapshot
-from kmigrate.mirror.model import LIVE_STATES
+from kmigrate.model.migrations import MIRROR_NEEDED, GroupPhase, SwitchOrder, TopicPhase
+from kmigrate.model.runs import LIVE_STATES
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
-from kmigrate.mirror.model import compile_topics
+from kmigrate.model.links import compile_topics
 from kmigrate.serve.jobs import Job, Jobs
 from kmigrate.serve.metrics import Metrics
 from kmigrate.serve.sampler import Sampler

@@ -14,9 +14,9 @@ from kmigrate.kraft.plan import parse_plan as parse_kraft_plan
 from kmigrate.migration.observe import observe
 from kmigrate.migration.report import status_json
 from kmigrate.migration.session import load_migration
-from kmigrate.mirror.model import Link
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
+from kmigrate.model.links import Link
 from kmigrate.reassign.report import status_json as reassignment_json
 from kmigrate.store import Store, kraft_moves, zk_moves
 from kmigrate.store import reassignments as stored_moves

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyspark
 
-from kmigrate.sandbox.ports import free_ports
+from kmigrate.net import free_ports
 
 
 def free_port() -> int:

@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, and_, select
 
+from kmigrate.model.groups import GroupPosition
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import group_positions
-
-
-@dataclass(frozen=True)
-class GroupPosition:
-    """One partition of a group: its last source commit seen, and kmigrate's target commit."""
-
-    topic: str
-    partition: int
-    source_offset: int
-    seen_ms: int
-    target_offset: int | None = None
-    committed_ms: int | None = None
 
 
 def _key(link: str, group: str, topic: str, partition: int) -> ColumnElement[bool]:

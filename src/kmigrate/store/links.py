@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from kmigrate.errors import ConflictError, NotFoundError
-from kmigrate.mirror.model import Link, LinkTopic, StartPosition, TopicState
+from kmigrate.model.links import Link, LinkTopic, StartPosition, TopicState
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import link_topics, links
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from kmigrate.errors import ConflictError, NotFoundError
-from kmigrate.migration.model import Event, Item
+from kmigrate.model.migrations import Event, Item
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import migration_events, migration_items, migrations
 

@@ -8,26 +8,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Table, and_, select
 
-from kmigrate.mirror.model import Gap, PartitionState
-from kmigrate.mirror.offset_map import OffsetRun, PartitionOffsetMap, coalesce
+from kmigrate.model.links import Gap, PartitionState
+from kmigrate.model.offsets import OffsetRun, PartitionOffsetMap, PartitionUpdate, coalesce
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import gaps, group_positions, link_topics, map_partitions, offset_runs
-
-
-@dataclass(frozen=True)
-class PartitionUpdate:
-    """What one batch did to one partition."""
-
-    topic: str
-    partition: int
-    runs: tuple[OffsetRun, ...]
-    source_next: int
-    last_timestamp: int | None
 
 
 def start_partition(

@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from sqlalchemy import select
 
 from kmigrate.errors import ConflictError
+from kmigrate.model.reassignments import Applied
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import reassignment_moves, reassignments
 
 Key = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class Applied:
-    cluster: str
-    plan_json: str
-    state: str
-    rate: int
-    max_moves: int
-    throttled_topics: tuple[str, ...]
-    throttled_brokers: tuple[int, ...]
-    started_ms: int
 
 
 def begin(

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from kmigrate.mirror.model import MirrorRun, RunState, Waiting
+from kmigrate.model.runs import MirrorRun, RunState, Waiting
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import mirror_runs, mirror_waits
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from kmigrate.config import Settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Link
+from kmigrate.model.links import Link
 from kmigrate.spark.session import build_context
 from kmigrate.store import Store
 from kmigrate.verify.job import Sides, plan_link, verify

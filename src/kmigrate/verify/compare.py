@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kmigrate.mirror.offset_map import Exactness, PartitionOffsetMap
+from kmigrate.model.offsets import Exactness, PartitionOffsetMap
 
 CHUNK = 1000
 LOOKAHEAD = 3  # records compared past a difference to tell extra/missing/swapped apart

@@ -21,7 +21,7 @@ from pyspark import SparkContext
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import Gap, Link, TopicState
+from kmigrate.model.links import Gap, Link, TopicState
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions

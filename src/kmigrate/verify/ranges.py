@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from kmigrate.mirror.model import Gap
-from kmigrate.mirror.offset_map import PartitionOffsetMap
+from kmigrate.model.links import Gap
+from kmigrate.model.offsets import PartitionOffsetMap
 
 RETENTION = "retention"  # deleted (retention, delete-records) on one side: not compared
 NOT_MIRRORED_YET = "not-mirrored-yet"  # on the source past the mirror's read position

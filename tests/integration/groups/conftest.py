@@ -10,7 +10,7 @@ import pytest
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from tests.helpers import unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (

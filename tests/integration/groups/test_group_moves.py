@@ -19,7 +19,8 @@ from confluent_kafka import Consumer, TopicPartition
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.models import Record, TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from tests.helpers import run_cli, unique, wait_for

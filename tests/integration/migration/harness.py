@@ -18,7 +18,8 @@ from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.migration.plan import load_plan
-from kmigrate.models import Record, TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
+from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.locks import pid_alive
 from kmigrate.store.migrations import events_of, items_of

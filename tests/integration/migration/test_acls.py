@@ -8,9 +8,9 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import copy_acls
 from kmigrate.migration.check import check_plan
-from kmigrate.migration.model import SwitchOrder
 from kmigrate.migration.planner import new_plan
-from kmigrate.models import AclEntry, TopicPartitionOffset
+from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
+from kmigrate.model.migrations import SwitchOrder
 from kmigrate.sandbox.state import SandboxState
 from kmigrate.store import open_store
 from tests.helpers import unique

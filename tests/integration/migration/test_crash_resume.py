@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.model import TopicState
+from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import load_partitions

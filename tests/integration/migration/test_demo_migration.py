@@ -8,8 +8,8 @@ from kmigrate.demo.scenario import HISTORY, Screen, run_demo
 from kmigrate.gateway.registry import configured
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
-from kmigrate.migration.model import GroupPhase, TopicPhase
 from kmigrate.migration.observe import Snapshot
+from kmigrate.model.migrations import GroupPhase, TopicPhase
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
 from kmigrate.verify.report import VerifyReport

@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.session import locked
-from kmigrate.mirror.model import TopicState
+from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.schema import offset_runs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.models import TopicPartitionOffset
+from kmigrate.model.cluster import TopicPartitionOffset
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import new_migration
 from tests.integration.migration.test_guards import EXIT_CONFLICT, refused

@@ -20,8 +20,8 @@ from confluent_kafka import Producer
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.mirror.offset_map import Exactness
-from kmigrate.models import Record
+from kmigrate.model.offsets import Exactness
+from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from kmigrate.store.runs import get_run

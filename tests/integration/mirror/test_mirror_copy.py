@@ -14,7 +14,7 @@ import pytest
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (

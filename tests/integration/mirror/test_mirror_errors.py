@@ -15,8 +15,9 @@ import pytest
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.mirror.model import Link, RunState
-from kmigrate.models import Record
+from kmigrate.model.links import Link
+from kmigrate.model.records import Record
+from kmigrate.model.runs import RunState
 from kmigrate.store import store_for
 from kmigrate.store.links import get_link, link_topics_of, save_link
 from kmigrate.store.runs import begin_run, report_run

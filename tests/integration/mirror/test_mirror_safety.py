@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (

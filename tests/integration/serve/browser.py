@@ -17,7 +17,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
-from kmigrate.sandbox.ports import free_ports
+from kmigrate.net import free_ports
 from tests.helpers import wait_for
 
 CHROMIUM_ARGS = [

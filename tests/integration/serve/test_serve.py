@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.models import Record
-from kmigrate.sandbox.ports import free_ports
+from kmigrate.model.records import Record
+from kmigrate.net import free_ports
 from kmigrate.serve.app import create_app
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters

@@ -8,10 +8,12 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from kmigrate.errors import ConflictError, NotFoundError, StoreError
-from kmigrate.mirror.model import Gap, Link, RunState, StartPosition, TopicState
-from kmigrate.mirror.offset_map import Exactness, OffsetRun, PartitionOffsetMap
+from kmigrate.model.groups import GroupPosition
+from kmigrate.model.links import Gap, Link, StartPosition, TopicState
+from kmigrate.model.offsets import Exactness, OffsetRun, PartitionOffsetMap, PartitionUpdate
+from kmigrate.model.runs import RunState
 from kmigrate.store import Store, open_store
-from kmigrate.store.groups import GroupPosition, positions_of, remember_source, remember_target
+from kmigrate.store.groups import positions_of, remember_source, remember_target
 from kmigrate.store.links import (
     link_topics_of,
     owner_of,
@@ -21,7 +23,6 @@ from kmigrate.store.links import (
     set_topic_state,
 )
 from kmigrate.store.offsets import (
-    PartitionUpdate,
     gaps_of,
     load_partitions,
     record_batch,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (

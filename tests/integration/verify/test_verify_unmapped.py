@@ -13,12 +13,12 @@ import pytest
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from kmigrate.mirror.model import Link, TopicState
-from kmigrate.mirror.offset_map import OffsetRun
-from kmigrate.models import Record
+from kmigrate.model.links import Link, TopicState
+from kmigrate.model.offsets import OffsetRun, PartitionUpdate
+from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.links import put_topic, save_link
-from kmigrate.store.offsets import PartitionUpdate, record_batch, start_partition
+from kmigrate.store.offsets import record_batch, start_partition
 from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config

@@ -2,7 +2,8 @@
 
 A *link* copies the topics of one source cluster that match a regex to a target
 cluster. It owns its target topics (one writer until promote), its offset maps
-and its run state. Pure data: the store persists these, the job and the CLI read them.
+and its run state (:mod:`kmigrate.model.runs`). Pure data: the store persists
+these, the job and the CLI read them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from kmigrate.errors import ConfigError
-from kmigrate.mirror.offset_map import PartitionOffsetMap
+from kmigrate.model.offsets import PartitionOffsetMap
 
 LINK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -114,42 +115,3 @@ class PartitionState:
         """Where the target partition must end if only the mirror wrote to it."""
         nxt = self.map.target_next
         return self.target_start if nxt is None else nxt
-
-
-class RunState(Enum):
-    STARTING = "starting"
-    RUNNING = "running"
-    WAITING = "waiting"  # alive, waiting out a cluster outage (see MirrorRun.waiting)
-    STOPPED = "stopped"
-    FAILED = "failed"
-
-
-# The states of a process that is alive and owns its link.
-LIVE_STATES = frozenset({"starting", "running", "waiting"})
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """What a waiting mirror waits for: a cluster, the condition, since when."""
-
-    cluster: str
-    role: str  # source | target
-    condition: str
-    since_ms: int
-
-
-@dataclass(frozen=True)
-class MirrorRun:
-    """The latest mirror process of a link, as it last reported itself."""
-
-    link: str
-    pid: int
-    host: str
-    state: RunState
-    reason: str | None
-    started_ms: int
-    heartbeat_ms: int
-    records_per_s: float
-    log_path: str | None
-    waiting: Waiting | None = None
-    batch_s: float | None = None  # how long the last batch took (read, write, commit)

@@ -8,8 +8,9 @@ The map is the list of runs plus ``source_next``, the source offset the mirror
 will read next (it can lie past the last mirrored record when the tail of the
 read range held only markers or aborted records).
 
-Pure logic: built from delivery reports, stored by the store, read by group
-translation and verification.
+Pure logic: built from delivery reports, stored by the store (one
+:class:`PartitionUpdate` per partition and batch), read by group translation and
+verification.
 """
 
 from __future__ import annotations
@@ -204,3 +205,14 @@ def check_runs(runs: Sequence[OffsetRun]) -> None:
     for before, after in itertools.pairwise(runs):
         if after.source_start < before.source_end or after.target_start < before.target_end:
             raise ValueError(f"offset runs overlap or are out of order: {before}, {after}")
+
+
+@dataclass(frozen=True)
+class PartitionUpdate:
+    """What one batch did to one partition."""
+
+    topic: str
+    partition: int
+    runs: tuple[OffsetRun, ...]
+    source_next: int
+    last_timestamp: int | None

@@ -1,0 +1,77 @@
+"""Dynamic configs of topics and brokers: what was set, as opposed to defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka.admin import (
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ResourceType,
+)
+
+from kmigrate.kafka.admin.connection import AdminConnection
+
+_DYNAMIC_TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+_RESOURCE = {"topic": ResourceType.TOPIC, "broker": ResourceType.BROKER}
+
+
+class Configs:
+    """Reads and changes the dynamic configs of topics and brokers."""
+
+    def __init__(self, conn: AdminConnection) -> None:
+        self._conn = conn
+
+    def dynamic_configs(self, kind: str, name: str) -> dict[str, str]:
+        """The dynamic (set, not default) configs of a ``topic`` or ``broker``."""
+        resource = ConfigResource(_RESOURCE[kind], name)
+        futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
+        (entries,) = self._conn.wait_all(futures, f"describe {kind} configs").values()
+        dynamic = {
+            ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+            ConfigSource.DYNAMIC_BROKER_CONFIG.value,
+        }
+        return {
+            n: e.value for n, e in entries.items() if e.value is not None and e.source in dynamic
+        }
+
+    def set_configs(self, kind: str, name: str, changes: Mapping[str, str | None]) -> None:
+        """Set (a value) or remove (None) dynamic configs of a ``topic`` or ``broker``."""
+        entries = [
+            ConfigEntry(
+                key,
+                value,
+                incremental_operation=(
+                    AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+                ),
+            )
+            for key, value in changes.items()
+        ]
+        if not entries:
+            return
+        resource = ConfigResource(_RESOURCE[kind], name, incremental_configs=entries)
+        futures = self._conn.client.incremental_alter_configs(
+            [resource], request_timeout=self._conn.timeout
+        )
+        self._conn.wait_all(futures, f"alter {kind} configs")
+
+    def topic_configs(self, names: list[str]) -> dict[str, dict[str, str]]:
+        """Each topic's configs that were set on the topic (not cluster defaults)."""
+        resources = [ConfigResource(ResourceType.TOPIC, n) for n in names]
+        futures = self._conn.client.describe_configs(resources, request_timeout=self._conn.timeout)
+        result = {}
+        for resource, future in futures.items():
+            entries = self._conn.wait(future, "describe topic configs", topic=resource.name)
+            result[resource.name] = {
+                name: e.value
+                for name, e in entries.items()
+                if _source_value(e.source) == _DYNAMIC_TOPIC and e.value is not None
+            }
+        return result
+
+
+def _source_value(source: Any) -> Any:
+    return getattr(source, "value", source)

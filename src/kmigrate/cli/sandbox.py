@@ -11,6 +11,7 @@ from kmigrate.cli import render
 from kmigrate.cli.context import json_option
 from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
 from kmigrate.sandbox import manager
+from kmigrate.sandbox import status as sandbox_status
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.zk.members import parse_member
@@ -217,8 +218,8 @@ def status(directory: Path | None, as_json: bool) -> None:
     """Which brokers and ZooKeeper nodes are alive. Exits 1 when any is down or there is
     no sandbox."""
     directory = directory or sandbox_dir()
-    rows = manager.status(directory)
-    nodes = manager.ensemble_status(directory)
+    rows = sandbox_status.status(directory)
+    nodes = sandbox_status.ensemble_status(directory)
     if as_json:
         render.print_json({"dir": str(directory.resolve()), "brokers": rows, "zookeeper": nodes})
     elif not (rows or nodes):
@@ -230,7 +231,9 @@ def status(directory: Path | None, as_json: bool) -> None:
 
 
 def _print_status(
-    directory: Path, rows: list[manager.BrokerStatus], nodes: list[manager.ZkNodeStatus]
+    directory: Path,
+    rows: list[sandbox_status.BrokerStatus],
+    nodes: list[sandbox_status.ZkNodeStatus],
 ) -> None:
     if rows:
         render.table(

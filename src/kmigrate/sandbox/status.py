@@ -1,0 +1,73 @@
+"""`kmigrate sandbox status`: what runs of the sandbox, read from its state and processes.
+
+Nothing here starts or stops anything; `manager` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kmigrate.net import is_listening
+from kmigrate.sandbox import process, zookeeper
+from kmigrate.sandbox.manager import broker_properties
+from kmigrate.sandbox.state import load_state
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    cluster: str
+    node_id: int
+    port: int
+    rack: str
+    pid: int | None
+    alive: bool
+    listening: bool
+
+
+def status(directory: Path) -> list[BrokerStatus]:
+    """Per broker: whether its process is ours and alive, and whether its port answers."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    rows = []
+    for name, cluster in sorted(state.clusters.items()):
+        for b in cluster.brokers:
+            alive = process.is_ours(b.pid, broker_properties(directory, cluster, b))
+            rows.append(
+                BrokerStatus(
+                    name,
+                    b.node_id,
+                    b.port,
+                    b.rack,
+                    b.pid if alive else None,
+                    alive,
+                    alive and is_listening(b.port),
+                )
+            )
+    return rows
+
+
+@dataclass(frozen=True)
+class ZkNodeStatus:
+    ensemble: str
+    node_id: int
+    client_port: int
+    pid: int | None
+    alive: bool
+    mode: str | None  # leader / follower / ... while it serves
+
+
+def ensemble_status(directory: Path) -> list[ZkNodeStatus]:
+    """Per ZooKeeper node: whether its process is ours and alive, and what it serves as."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    rows = []
+    for name, ensemble in sorted(state.ensembles.items()):
+        folder = state.ensemble_dir(name)
+        for n in ensemble.nodes:
+            alive = zookeeper.is_ours(folder, n)
+            mode = zookeeper.mode(n.client_port) if alive else None
+            rows.append(
+                ZkNodeStatus(name, n.node_id, n.client_port, n.pid if alive else None, alive, mode)
+            )
+    return rows

@@ -14,7 +14,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.gateway.entities import NO_THROTTLE, build, item_type, response_class_of
+from kmigrate.gateway.protocol.entities import NO_THROTTLE, build, item_type, response_class_of
 
 Target = tuple[str, int]  # (backend cluster, broker id)
 

@@ -15,19 +15,20 @@ from kio.schema.errors import ErrorCode
 from kmigrate.gateway.protocol.backend import BackendUnavailable
 from kmigrate.gateway.protocol.entities import field_names
 from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.messages import FetchRequest, FetchResponse
 from kmigrate.gateway.serving.state import State
 
 FETCH_MARGIN_S = 2.0
 
 
-async def fetch(state: State, body: Any) -> Any:
+async def fetch(state: State, body: FetchRequest) -> FetchResponse:
     """The answer to a Fetch request; a backend that hangs holds up only its own
     partitions (each part gets the client's wait plus a margin, then a retriable error)."""
     deadline = body.max_wait.total_seconds() + FETCH_MARGIN_S
 
-    async def send(target: split.Target, part: Any) -> Any:
+    async def send(target: split.Target, part: FetchRequest) -> FetchResponse:
         try:
-            answer = await asyncio.wait_for(state.send(target, part), deadline)
+            answer: FetchResponse = await asyncio.wait_for(state.send(target, part), deadline)
         except TimeoutError:
             raise BackendUnavailable(f"no fetch answer within {deadline:g}s") from None
         for topic in answer.responses:
@@ -38,8 +39,7 @@ async def fetch(state: State, body: Any) -> Any:
                     )
         return answer
 
-    answer = await split.split_call(
-        split.FETCH,
+    answer = await split.fetch(
         body,
         lambda topic, item: _place(state, topic, item),
         send,
@@ -66,7 +66,7 @@ def _place(state: State, topic: str, item: Any) -> split.Target | split.Routed |
     return state.routed(virtual.fetch(space, item), topic, p)
 
 
-def _no_session(part: Any) -> Any:
+def _no_session(part: FetchRequest) -> FetchRequest:
     return dataclasses.replace(part, session_id=0, session_epoch=-1, forgotten_topics_data=())
 
 

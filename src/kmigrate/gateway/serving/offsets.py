@@ -14,25 +14,31 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.messages import (
+    LeaderEpochRequest,
+    LeaderEpochResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
 from kmigrate.gateway.serving.state import State
 
 _MORE_SEGMENTS = 3  # by-timestamp lookups ask at most this many segments after the first
 
 
-async def list_offsets(state: State, body: Any) -> Any:
+async def list_offsets(state: State, body: ListOffsetsRequest) -> ListOffsetsResponse:
     """ListOffsets; a by-timestamp lookup of a moved partition that finds nothing in one
     segment asks the next (virtual offsets grow with time across them)."""
-    answer = await state.partitioned(split.LIST_OFFSETS, body, _place_lookup(state, 0))
+    answer = await _ask(state, body, 0)
     for attempt in range(1, _MORE_SEGMENTS + 1):
         again = _again(state.routes, body, answer, attempt)
         if again is None:
             break
-        more = await state.partitioned(split.LIST_OFFSETS, again, _place_lookup(state, attempt))
+        more = await _ask(state, again, attempt)
         answer = _replaced(answer, more)
     return answer
 
 
-async def offset_for_leader_epoch(state: State, body: Any) -> Any:
+async def offset_for_leader_epoch(state: State, body: LeaderEpochRequest) -> LeaderEpochResponse:
     """OffsetForLeaderEpoch; a moved partition is answered by the gateway itself."""
     reply_type = split.reply_partition_type(split.LEADER_EPOCH, body)
 
@@ -45,7 +51,20 @@ async def offset_for_leader_epoch(state: State, body: Any) -> Any:
             return state.target(route.cluster_of(p), topic, p)
         return split.Local(virtual.leader_epoch_answer(reply_type, item))
 
-    return await state.partitioned(split.LEADER_EPOCH, body, place)
+    return await split.leader_epoch(
+        body, place, state.send, on_failure=state.failed, on_errors=state.answered
+    )
+
+
+async def _ask(state: State, body: ListOffsetsRequest, attempt: int) -> ListOffsetsResponse:
+    """ListOffsets of ``body``, by timestamp in the ``attempt``-th readable segment."""
+    return await split.list_offsets(
+        body,
+        _place_lookup(state, attempt),
+        state.send,
+        on_failure=state.failed,
+        on_errors=state.answered,
+    )
 
 
 def _place_lookup(state: State, attempt: int) -> split.Place:
@@ -62,7 +81,9 @@ def _place_lookup(state: State, attempt: int) -> split.Place:
     return place
 
 
-def _again(routes: RoutingTable, body: Any, answer: Any, attempt: int) -> Any:
+def _again(
+    routes: RoutingTable, body: ListOffsetsRequest, answer: ListOffsetsResponse, attempt: int
+) -> ListOffsetsRequest | None:
     """The by-timestamp lookups of ``body`` to ask the next segment, or None."""
     replies = {(t.name, int(r.partition_index)): r for t in answer.topics for r in t.partitions}
     topics = []
@@ -80,7 +101,7 @@ def _again(routes: RoutingTable, body: Any, answer: Any, attempt: int) -> Any:
     return dataclasses.replace(body, topics=tuple(topics)) if topics else None
 
 
-def _replaced(answer: Any, more: Any) -> Any:
+def _replaced(answer: ListOffsetsResponse, more: ListOffsetsResponse) -> ListOffsetsResponse:
     """``answer`` with the partitions ``more`` answers taken from ``more``."""
     better = {(t.name, int(r.partition_index)): r for t in more.topics for r in t.partitions}
     return dataclasses.replace(

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from typing import Any
 
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
@@ -22,25 +21,30 @@ from kmigrate.gateway.control.routes import TopicRoute
 from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
 from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.messages import (
+    ProducePartition,
+    ProducePartitionResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 from kmigrate.gateway.serving.sequences import SequenceGuard, Write
 from kmigrate.gateway.serving.state import State, quiet
 
 log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
 
 
-async def produce(state: State, body: Any, guard: SequenceGuard) -> Any:
+async def produce(
+    state: State, body: ProduceRequest, guard: SequenceGuard
+) -> ProduceResponse | None:
     """The answer to a Produce request (None for acks=0: the client expects none)."""
     if body.transactional_id:
-        return await split.split_call(
-            split.PRODUCE,
-            body,
-            lambda _t, _p: ErrorCode.transactional_id_authorization_failed,
-            state.send,
+        return await split.produce(
+            body, lambda _t, _p: ErrorCode.transactional_id_authorization_failed, state.send
         )
 
-    async def send(target: split.Target, part: Any) -> Any:
+    async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
         part = await _for_cluster(state, target[0], with_acks_all(part))
-        answer = await state.send(target, part)
+        answer: ProduceResponse = await state.send(target, part)
         for topic in answer.responses:
             for reply in topic.partition_responses:
                 if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
@@ -57,8 +61,7 @@ async def produce(state: State, body: Any, guard: SequenceGuard) -> Any:
         for write in writes:
             guard.sent(write)
         try:
-            answer = await split.split_call(
-                split.PRODUCE,
+            answer = await split.produce(
                 body,
                 _place_write(state, body),
                 send,
@@ -72,10 +75,12 @@ async def produce(state: State, body: Any, guard: SequenceGuard) -> Any:
         return _guarded(answer, writes, guard)
 
 
-def _place_write(state: State, body: Any) -> split.Place:
+def _place_write(state: State, body: ProduceRequest) -> split.Place:
     reply_type = split.reply_partition_type(split.PRODUCE, body)
 
-    def place(topic: str, item: Any) -> split.Target | split.Routed | split.Local | ErrorCode:
+    def place(
+        topic: str, item: ProducePartition
+    ) -> split.Target | split.Routed | split.Local | ErrorCode:
         found = state.route(topic, item, "index")
         if isinstance(found, ErrorCode):
             return found
@@ -95,7 +100,7 @@ def _place_write(state: State, body: Any) -> split.Place:
 
 
 def _fire_and_forget(
-    state: State, body: Any, keys: list[tuple[str, int]], send: split.Send
+    state: State, body: ProduceRequest, keys: list[tuple[str, int]], send: split.Send
 ) -> None:
     """An acks=0 client gets no answer; its writes still go to the backends with
     acks=all, in the background, counted as in flight from now on (a fence that
@@ -110,9 +115,7 @@ def _fire_and_forget(
             if fenced:
                 await state.fences.admit(keys)
                 stack.enter_context(state.fences.writing(keys))
-            await split.split_call(
-                split.PRODUCE, body, _place_write(state, body), send, on_failure=state.failed
-            )
+            await split.produce(body, _place_write(state, body), send, on_failure=state.failed)
 
     asyncio.get_running_loop().create_task(forward()).add_done_callback(quiet)
 
@@ -127,7 +130,7 @@ def _produce_failed(state: State, target: split.Target, exc: Exception) -> Error
     return code
 
 
-async def _for_cluster(state: State, cluster: str, body: Any) -> Any:
+async def _for_cluster(state: State, cluster: str, body: ProduceRequest) -> ProduceRequest:
     """An idempotent producer's batches with the producer id ``cluster`` knows."""
     if cluster == state.group_home.name or state.producer_ids is None:
         return body
@@ -162,14 +165,14 @@ async def _for_cluster(state: State, cluster: str, body: Any) -> Any:
     )
 
 
-def with_acks_all(request: Any) -> Any:
+def with_acks_all(request: ProduceRequest) -> ProduceRequest:
     """A Produce request as backends get it: acks=all whatever the client asked (seed
     000's question 2: a write a leader alone acknowledged is lost when leadership moves,
     migration or not)."""
     return request if int(request.acks) == -1 else dataclasses.replace(request, acks=-1)
 
 
-def _written_on_origin(route: TopicRoute, partition: int, item: Any) -> bool:
+def _written_on_origin(route: TopicRoute, partition: int, item: ProducePartition) -> bool:
     """Whether ``item`` is a retried write the origin already holds (its answer was lost
     as the partition moved): sent to the target it would be written twice."""
     chain = route.migrations.get(partition)
@@ -184,7 +187,7 @@ def _written_on_origin(route: TopicRoute, partition: int, item: Any) -> bool:
     return held is not None and last <= held
 
 
-def _writes(body: Any) -> list[Write]:
+def _writes(body: ProduceRequest) -> list[Write]:
     """The idempotent writes of a Produce request, one per partition."""
     found = []
     for topic in body.topic_data:
@@ -195,7 +198,7 @@ def _writes(body: Any) -> list[Write]:
     return found
 
 
-def _guarded(answer: Any, writes: list[Write], guard: SequenceGuard) -> Any:
+def _guarded(answer: ProduceResponse, writes: list[Write], guard: SequenceGuard) -> ProduceResponse:
     """``answer`` with each write's error code as the guard says the client must see it
     (rebuilt only in the rare case that one changes)."""
     if not writes:
@@ -212,7 +215,7 @@ def _guarded(answer: Any, writes: list[Write], guard: SequenceGuard) -> Any:
     if not changed:
         return answer
 
-    def partition(topic: str, reply: Any) -> Any:
+    def partition(topic: str, reply: ProducePartitionResponse) -> ProducePartitionResponse:
         code = changed.get((topic, int(reply.index)))
         return (
             reply if code is None else dataclasses.replace(reply, error_code=code, base_offset=-1)

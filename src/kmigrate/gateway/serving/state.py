@@ -193,18 +193,6 @@ class State:
             target if isinstance(target, ErrorCode) else split.Routed(target, part.item, part.fix)
         )
 
-    def place_with(self, shape: split.Shape) -> split.Place:
-        """Each partition to the broker leading it where it is routed."""
-
-        def place(topic: str, item: Any) -> split.Target | ErrorCode:
-            found = self.route(topic, item, shape.index)
-            if isinstance(found, ErrorCode):
-                return found
-            route, p = found
-            return self.target(route.cluster_of(p), topic, p)
-
-        return place
-
     # ------------------------------------------------------------ sending, health
 
     async def send(self, target: split.Target, body: Any, expect_response: bool = True) -> Any:
@@ -216,19 +204,6 @@ class State:
             self._down.discard(cluster)
             log.warning("backend %s answers again", cluster)
         return answer
-
-    async def partitioned(
-        self, shape: split.Shape, body: Any, place: split.Place | None = None
-    ) -> Any:
-        """``body`` split by the backend broker of each partition, answers merged."""
-        return await split.split_call(
-            shape,
-            body,
-            place or self.place_with(shape),
-            self.send,
-            on_failure=self.failed,
-            on_errors=self.answered,
-        )
 
     def answered(self, target: split.Target, codes: set[ErrorCode]) -> None:
         """A backend broker answered errors for some partitions: if it no longer leads

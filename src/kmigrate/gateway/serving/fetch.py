@@ -41,7 +41,7 @@ async def fetch(state: State, body: FetchRequest) -> FetchResponse:
 
     answer = await split.fetch(
         body,
-        lambda topic, item: _place(state, topic, item),
+        lambda topic, item: state.placed(topic, item, "partition", virtual.fetch),
         send,
         adjust=_no_session,
         on_failure=state.failed,
@@ -53,17 +53,6 @@ async def fetch(state: State, body: FetchRequest) -> FetchResponse:
         for topic in answer.responses
     )
     return dataclasses.replace(answer, responses=topics, session_id=0, error_code=ErrorCode.none)
-
-
-def _place(state: State, topic: str, item: Any) -> split.Target | split.Routed | ErrorCode:
-    found = state.route(topic, item, "partition")
-    if isinstance(found, ErrorCode):
-        return found
-    route, p = found
-    space = route.space(p)
-    if space is None:
-        return state.target(route.cluster_of(p), topic, p)
-    return state.routed(virtual.fetch(space, item), topic, p)
 
 
 def _no_session(part: FetchRequest) -> FetchRequest:

@@ -12,6 +12,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from kmigrate.gateway.control.partition_moves import Segment
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.gateway.serving import split, virtual
 from kmigrate.gateway.serving.messages import (
@@ -68,17 +69,10 @@ async def _ask(state: State, body: ListOffsetsRequest, attempt: int) -> ListOffs
 
 
 def _place_lookup(state: State, attempt: int) -> split.Place:
-    def place(topic: str, item: Any) -> split.Target | split.Routed | ErrorCode:
-        found = state.route(topic, item, "partition_index")
-        if isinstance(found, ErrorCode):
-            return found
-        route, p = found
-        space = route.space(p)
-        if space is None:
-            return state.target(route.cluster_of(p), topic, p)
-        return state.routed(virtual.list_offsets(space, item, attempt), topic, p)
+    def lookup(space: list[Segment], item: Any) -> virtual.Part | ErrorCode:
+        return virtual.list_offsets(space, item, attempt)
 
-    return place
+    return lambda topic, item: state.placed(topic, item, "partition_index", lookup)
 
 
 def _again(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -18,6 +18,7 @@ from kio.schema.errors import ErrorCode
 from kmigrate.errors import ClusterUnreachableError
 from kmigrate.gateway.control.fences import Fences
 from kmigrate.gateway.control.marks import Marks
+from kmigrate.gateway.control.partition_moves import Segment
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.producers import ProducerIds
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
@@ -192,6 +193,24 @@ class State:
         return (
             target if isinstance(target, ErrorCode) else split.Routed(target, part.item, part.fix)
         )
+
+    def placed(
+        self,
+        topic: str,
+        item: Any,
+        index: str,
+        moved: Callable[[list[Segment], Any], virtual.Part | ErrorCode],
+    ) -> split.Target | split.Routed | ErrorCode:
+        """``item``'s partition to the broker leading it; a partition that moved goes
+        where ``moved`` says its virtual offsets are (and its answer made virtual)."""
+        found = self.route(topic, item, index)
+        if isinstance(found, ErrorCode):
+            return found
+        route, p = found
+        space = route.space(p)
+        if space is None:
+            return self.target(route.cluster_of(p), topic, p)
+        return self.routed(moved(space, item), topic, p)
 
     # ------------------------------------------------------------ sending, health
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.gateway import batches, dis, records
+from kmigrate.gateway.control import dis
+from kmigrate.gateway.protocol import batches, records
 
 
 @given(

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError
-from kmigrate.gateway.placement import Instance, leader_of, topic_id
-from kmigrate.gateway.routes import RoutingTable, parse_table
+from kmigrate.gateway.control.placement import Instance, leader_of, topic_id
+from kmigrate.gateway.control.routes import RoutingTable, parse_table
 
 names = st.text("abcdefghij-._", min_size=1, max_size=12)
 

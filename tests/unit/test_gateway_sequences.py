@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
-from kmigrate.gateway.sequences import MAX_REMEMBERED, SequenceGuard, Write
+from kmigrate.gateway.serving.sequences import MAX_REMEMBERED, SequenceGuard, Write
 
 OOO = ErrorCode.out_of_order_sequence_number
 NOT_LEADER = ErrorCode.not_leader_or_follower

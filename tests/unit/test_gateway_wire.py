@@ -11,9 +11,10 @@ from kio.schema.list_offsets.v7 import request as lo_req
 from kio.schema.list_offsets.v7 import response as lo_resp
 
 from kmigrate.errors import AuthenticationError
-from kmigrate.gateway import split, wire
-from kmigrate.gateway.entities import NO_THROTTLE
-from kmigrate.gateway.sasl import SaslClient
+from kmigrate.gateway.protocol import wire
+from kmigrate.gateway.protocol.entities import NO_THROTTLE
+from kmigrate.gateway.protocol.sasl import SaslClient
+from kmigrate.gateway.serving import split
 
 
 def _list_offsets(*topics: tuple[str, list[int]]) -> Any:

@@ -3,75 +3,27 @@ Kafka-protocol gateway and the partitions it moves between backends."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import logging
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
-from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, KMigrateError
-from kmigrate.gateway import mover
-from kmigrate.gateway.mover import FENCE_TIMEOUT_S
-from kmigrate.gateway.placement import Instance
-from kmigrate.gateway.registry import Registry, split_routes_address
-from kmigrate.gateway.report import migrations_json
-from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.store import store_for
-from kmigrate.store.migrations import record_event
-from kmigrate.zk.ensemble import resolve_ensemble
+from kmigrate.errors import ConfigError
+from kmigrate.gateway.control import command
+from kmigrate.gateway.control.mover import FENCE_TIMEOUT_S
+from kmigrate.gateway.control.placement import Instance
+from kmigrate.gateway.control.registry import Setup, setup_of
 
-AUDIT = "gateway"  # the audit log's name for the gateway's changes
 routes_option = click.option(
     "--routes",
     metavar="ZK_CONNECT[/PATH]",
     help="Where the routing table and instances live (default: clusters.yaml 'gateway:').",
 )
-
-
-@dataclass(frozen=True)
-class Setup:
-    connect: str
-    path: str
-    where: str  # the ensemble's name, for messages
-    group_home: str | None
-    timeout_s: float
-    age_every_s: float = 60.0
-
-    def registry(self) -> Registry:
-        return Registry(self.connect, self.path, self.where, self.timeout_s)
-
-
-def _setup(settings: Settings, routes: str | None, group_home: str | None = None) -> Setup:
-    config = settings.gateway
-    if routes:
-        head, path = split_routes_address(routes)
-        ensemble = resolve_ensemble(settings, head)
-        timeout = config.session_timeout_s if config else 6.0
-    elif config is not None:
-        ensemble, path, timeout = (
-            resolve_ensemble(settings, config.zookeeper),
-            config.path,
-            config.session_timeout_s,
-        )
-    else:
-        raise ConfigError(
-            "no gateway configured: add a 'gateway:' section to clusters.yaml (group_home, "
-            "zookeeper) or pass --routes ZK_CONNECT/PATH"
-        )
-    home = group_home or (config.group_home if config else None)
-    age = config.age_every_s if config else 60.0
-    return Setup(ensemble.connect, path, ensemble.name, home, timeout, age)
 
 
 @click.group("gateway")
@@ -116,7 +68,7 @@ def start(
 ) -> None:
     """Run one gateway instance until SIGTERM or Ctrl-C."""
     settings = app.settings
-    setup = _setup(settings, routes, group_home)
+    setup = setup_of(settings, routes, group_home)
     if setup.group_home is None:
         raise ConfigError("name the group home cluster: --group-home or 'gateway: group_home:'")
     settings.cluster(setup.group_home)
@@ -127,7 +79,7 @@ def start(
         _detach(app, setup, me, http_listen)
         return
     _log_to_stderr()
-    from kmigrate.gateway.server import run_instance  # the server's stack, only to serve
+    from kmigrate.gateway.serving import server  # the server's stack, only to serve
 
     registry = setup.registry()
     clusters = [settings.cluster(n) for n in settings.clusters]
@@ -136,34 +88,21 @@ def start(
         f"group home {setup.group_home}; routes in {setup.where}{setup.path}"
     )
     try:
-        _run(
-            lambda stop: run_instance(
+        server.run_until_signalled(
+            lambda stop: server.run_instance(
                 setup.where,
                 me,
                 clusters,
-                setup.group_home,
+                setup.home(),
                 registry,
                 stop=stop,
                 age_every_s=age_every or setup.age_every_s,
                 http=http,
-                audit=_auditor(settings),
+                audit=command.auditor(settings),
             )
         )
     finally:
         registry.close()
-
-
-def _auditor(settings: Settings) -> Callable[[str, list[str], str], None]:
-    """The aging timer's changes into the metadata store's audit log, best effort (an
-    instance keeps serving when the store is away; its log has every change too)."""
-
-    def audit(action: str, subjects: list[str], detail: str) -> None:
-        try:
-            record_event(store_for(settings), AUDIT, action, subjects, "done", detail)
-        except Exception as exc:
-            logging.getLogger("kmigrate.gateway").info("audit log not written: %s", exc)
-
-    return audit
 
 
 def _host_port(value: str, option: str) -> tuple[str, int]:
@@ -181,24 +120,6 @@ def _log_to_stderr() -> None:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
-
-
-def _run(main: object) -> None:
-    """Run the instance on uvloop where it is installed; SIGTERM and SIGINT stop it."""
-
-    async def body() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        await main(stop)  # type: ignore[operator]
-
-    try:
-        import uvloop
-
-        uvloop.run(body())
-    except ImportError:
-        asyncio.run(body())
 
 
 def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None) -> None:
@@ -223,22 +144,8 @@ def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None
         args += ["--http-listen", http_listen]
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    registry = setup.registry()
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                last = log.read_text().strip().splitlines()[-1:] or ["no output"]
-                raise ConflictError(f"the gateway instance exited: {last[0]} (log: {log})")
-            if any(i.node_id == me.node_id for i in registry.instances()):
-                render.progress(f"gateway instance {me.node_id} runs as pid {proc.pid}; log: {log}")
-                return
-            time.sleep(0.2)
-    finally:
-        registry.close()
-    with contextlib.suppress(ProcessLookupError):
-        proc.terminate()
-    raise ConflictError(f"the gateway instance did not register within 60s (log: {log})")
+    command.wait_registered(setup, me.node_id, proc, log)
+    render.progress(f"gateway instance {me.node_id} runs as pid {proc.pid}; log: {log}")
 
 
 @group.command("status")
@@ -247,20 +154,8 @@ def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None
 @pass_app
 def status(app: AppContext, routes: str | None, as_json: bool) -> None:
     """The live instances and the routing table."""
-    setup = _setup(app.settings, routes)
-    registry = setup.registry()
-    try:
-        instances, table = registry.instances(), registry.read_routes()
-    finally:
-        registry.close()
-    body = {
-        "instances": [{"id": i.node_id, "host": i.host, "port": i.port} for i in instances],
-        "routes": {
-            t: {"cluster": r.cluster, "partitions": {str(p): c for p, c in r.partitions.items()}}
-            for t, r in sorted(table.topics.items())
-        },
-        "routes_version": table.version,
-    }
+    instances, table = command.status(setup_of(app.settings, routes))
+    body = command.status_json(instances, table)
     if as_json:
         render.print_json(body)
         return
@@ -300,58 +195,27 @@ def route_set(
     """Route TOPIC (or some of its partitions) to CLUSTER. The topic must exist there,
     and on the group home (committed offsets live there; created if missing)."""
     settings = app.settings
-    setup = _setup(settings, routes)
+    setup = setup_of(settings, routes)
     chosen = int_list(partitions, "--partitions") if partitions is not None else None
-    with ClusterAdmin(settings.cluster(cluster)) as admin:
-        count = len(admin.describe_topic(topic).partitions)
-    bad = [p for p in chosen or [] if p >= count]
-    if bad:
-        raise ConfigError(
-            f"topic '{topic}' has {count} partition(s) on {cluster}; no partition {bad[0]}"
-        )
-    created = _offsets_home(settings, setup, topic, count)
-    registry = setup.registry()
-    try:
-        table = registry.read_routes()
-        new = registry.write_routes(table.with_route(topic, cluster, chosen))
-    finally:
-        registry.close()
+    done = command.route(settings, setup, topic, cluster, chosen)
     if as_json:
         render.print_json(
             {
                 "topic": topic,
                 "cluster": cluster,
                 "partitions": chosen,
-                "routes_version": new.version,
-                "created_on_group_home": created,
+                "routes_version": done.routes_version,
+                "created_on_group_home": done.created_on_group_home,
             }
         )
         return
-    if created:
+    if done.created_on_group_home:
         render.progress(
-            f"created topic {topic} ({count} partitions) on group home {setup.group_home} "
+            f"created topic {topic} ({done.count} partitions) on group home {setup.group_home} "
             "to hold its committed offsets"
         )
     what = f"partition(s) {','.join(map(str, chosen))} of {topic}" if chosen else f"topic {topic}"
-    render.out.print(f"routed {what} to {cluster} (routing table version {new.version})")
-
-
-def _offsets_home(settings: Settings, setup: Setup, topic: str, count: int) -> bool:
-    """Kafka keeps committed offsets only for partitions it has: the topic must exist on
-    the group home. True if it had to be created."""
-    if setup.group_home is None:
-        raise ConfigError("name the group home cluster in clusters.yaml 'gateway: group_home:'")
-    with ClusterAdmin(settings.cluster(setup.group_home)) as home:
-        found = home.describe_topics_if_present([topic])
-        if found:
-            if len(found[0].partitions) != count:
-                raise ConflictError(
-                    f"topic '{topic}' has {len(found[0].partitions)} partition(s) on the group "
-                    f"home {setup.group_home} and {count} where it is routed; make them equal"
-                )
-            return False
-        home.create_topic(topic, count)
-        return True
+    render.out.print(f"routed {what} to {cluster} (routing table version {done.routes_version})")
 
 
 @route.command("delete")
@@ -360,11 +224,7 @@ def _offsets_home(settings: Settings, setup: Setup, topic: str, count: int) -> b
 @pass_app
 def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
     """Remove TOPIC from the routing table (clients stop seeing it)."""
-    registry = _setup(app.settings, routes).registry()
-    try:
-        new = registry.write_routes(registry.read_routes().without(topic))
-    finally:
-        registry.close()
+    new = command.unroute(setup_of(app.settings, routes), topic)
     render.out.print(f"topic {topic} is no longer routed (routing table version {new.version})")
 
 
@@ -425,35 +285,18 @@ def migrate(
     unavailable once it is back. Clients keep reading the same offsets: below the
     migration offset from the origin (unless --ignore-origin), above it from the target.
     """
-    settings = app.settings
-    setup = _setup(settings, routes)
-    if setup.group_home is None:
-        raise ConfigError("name the group home cluster in clusters.yaml 'gateway: group_home:'")
-    chosen = int_list(partitions, "--partitions")
-    store = store_for(settings)
-    registry = setup.registry()
-    subjects = [f"{topic}[{p}]" for p in chosen]
-    try:
-        if mode == "failover":
-            moved = mover.failover(
-                settings, registry, setup.group_home, topic, chosen, target,
-                ignore_origin, keep_origin, render.progress,
-            )  # fmt: skip
-        else:
-            moved = mover.smooth(
-                settings, registry, setup.group_home, topic, chosen, target,
-                render.progress, fence_timeout, keep_origin, ignore_origin,
-            )  # fmt: skip
-    except KMigrateError as exc:
-        record_event(store, AUDIT, "gateway migrate", subjects, "refused", str(exc))
-        raise
-    finally:
-        registry.close()
-    detail = "; ".join(
-        f"{m.topic}[{m.partition}] {m.origin}->{m.target} end_offset {m.end_offset} epoch {m.epoch}"
-        for m in moved
+    setup = setup_of(app.settings, routes)
+    setup.home()  # refused before anything else is looked at
+    asked = command.MoveRequest(
+        topic,
+        int_list(partitions, "--partitions"),
+        target,
+        mode,
+        ignore_origin,
+        keep_origin,
+        fence_timeout,
     )
-    record_event(store, AUDIT, "gateway migrate", subjects, "done", detail)
+    moved = command.move(app.settings, setup, asked, render.progress)
     if as_json:
         render.print_json({"mode": mode, "moved": [dataclasses.asdict(m) for m in moved]})
         return
@@ -474,13 +317,7 @@ def migrate(
 @pass_app
 def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
     """Every partition migration: its record and where its offsets are served from."""
-    settings = app.settings
-    registry = _setup(settings, routes).registry()
-    try:
-        table = registry.read_routes()
-    finally:
-        registry.close()
-    shown = migrations_json(settings, table)
+    shown = command.migrations(app.settings, setup_of(app.settings, routes))
     rows = shown["migrations"]
     if as_json:
         render.print_json(shown)
@@ -498,8 +335,8 @@ def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
             for r in rows
         ],
     )  # fmt: skip
-    if table.shielded:
-        render.out.print(f"shielded clusters: {', '.join(sorted(table.shielded))}")
+    if shown["shielded"]:
+        render.out.print(f"shielded clusters: {', '.join(shown['shielded'])}")
 
 
 @group.command("shield")
@@ -522,18 +359,9 @@ def unshield(app: AppContext, cluster: str, routes: str | None) -> None:
 
 
 def _shield(app: AppContext, cluster: str, routes: str | None, on: bool) -> None:
-    settings = app.settings
-    settings.cluster(cluster)  # a name clusters.yaml knows
-    registry = _setup(settings, routes).registry()
-    try:
-        table = registry.read_routes()
-        if (cluster in table.shielded) == on:
-            render.out.print(f"cluster {cluster} is already {'shielded' if on else 'served'}")
-            return
-        new = registry.write_routes(table.with_shield(cluster, on))
-    finally:
-        registry.close()
-    action = "gateway shield" if on else "gateway unshield"
-    record_event(store_for(settings), AUDIT, action, [cluster], "done", None)
+    new = command.shield(app.settings, routes, cluster, on)
+    if new is None:
+        render.out.print(f"cluster {cluster} is already {'shielded' if on else 'served'}")
+        return
     state = "shielded: its partitions answer retriable errors" if on else "served again"
     render.out.print(f"cluster {cluster} {state} (routing table version {new.version})")

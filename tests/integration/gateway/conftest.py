@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from kmigrate.config import load_settings
-from kmigrate.gateway.registry import Registry
+from kmigrate.gateway.control.registry import Registry
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.ports import free_ports
 from tests.helpers import wait_for

@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 from kazoo.client import KazooClient
 
-from kmigrate.gateway.producers import FORGET_AFTER_S, ProducerIds
+from kmigrate.gateway.control.producers import FORGET_AFTER_S, ProducerIds
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars

@@ -30,10 +30,10 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from fastapi.testclient import TestClient
 
 from kmigrate.config import load_settings
-from kmigrate.gateway.migrations import Mode, begin
-from kmigrate.gateway.placement import leader_of
-from kmigrate.gateway.registry import Registry
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.control.partition_moves import Mode, begin
+from kmigrate.gateway.control.placement import leader_of
+from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.ports import free_ports
 from kmigrate.serve.app import create_app

@@ -1,5 +1,5 @@
 """Requests and answers of a migrated partition, between the client's virtual offsets
-and a backend's physical ones (kmigrate.gateway.migrations). Pure: each function takes
+and a backend's physical ones (kmigrate.gateway.control.partition_moves). Pure: each function takes
 the partition's segments and the client's item, and says which cluster serves it, the
 item as that cluster must see it, and how to make its answer virtual.
 
@@ -18,8 +18,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
-from kmigrate.gateway import batches
-from kmigrate.gateway.migrations import Segment, first_readable, locate
+from kmigrate.gateway.control.partition_moves import Segment, first_readable, locate
+from kmigrate.gateway.protocol import batches
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 # "Your epoch is valid at every offset": the virtual log is never truncated.

@@ -15,10 +15,10 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import AuthenticationError, ConfigError
-from kmigrate.gateway import wire
-from kmigrate.gateway.sasl import MECHANISMS, SaslClient
+from kmigrate.gateway.protocol import wire
+from kmigrate.gateway.protocol.sasl import MECHANISMS, SaslClient
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kmigrate.gateway.backend")  # as before the move (logs)
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 35.0  # above Kafka's default 30 s request/fetch waits
 

@@ -19,8 +19,9 @@ import binascii
 import itertools
 import time
 import zlib
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,11 +30,11 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 from pydantic import BaseModel, ConfigDict, Field
 
-from kmigrate.gateway import dis, records
-from kmigrate.gateway.entities import build, item_type
-from kmigrate.gateway.handlers import Gateway
-from kmigrate.gateway.wire import Request as KafkaRequest
-from kmigrate.gateway.wire import request_type
+from kmigrate.gateway.control import dis
+from kmigrate.gateway.protocol import records
+from kmigrate.gateway.protocol.entities import build, item_type
+from kmigrate.gateway.protocol.wire import Request as KafkaRequest
+from kmigrate.gateway.protocol.wire import request_type
 
 RETRIABLE = {
     ErrorCode.not_leader_or_follower,
@@ -44,6 +45,17 @@ RETRIABLE = {
     ErrorCode.not_enough_replicas_after_append,
 }
 MAX_FETCH_BYTES = 1 << 20
+
+
+class Handler(Protocol):
+    """What the DIS API needs of a gateway instance (kmigrate.gateway.serving.dispatch)."""
+
+    @property
+    def versions(self) -> Mapping[int, tuple[int, int]]: ...
+
+    async def handle(self, request: KafkaRequest) -> Any: ...
+
+    async def partition_count(self, topic: str) -> int | None: ...
 
 
 class Unavailable(Exception):
@@ -70,7 +82,7 @@ class PutRecords(BaseModel):
 class Streams:
     """Stream operations as Kafka requests handled by one gateway instance."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Handler) -> None:
         self.gateway = gateway
         self._ids = itertools.count(1)
         self._spread = itertools.count()
@@ -236,7 +248,7 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error_code": code, "error_msg": message}, status_code=status)
 
 
-def create_app(gateway: Gateway, secret: bytes) -> FastAPI:
+def create_app(gateway: Handler, secret: bytes) -> FastAPI:
     app = FastAPI(title="kmigrate gateway: DIS stream API", docs_url=None, redoc_url=None)
     streams = Streams(gateway)
 

@@ -22,9 +22,9 @@ import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.control.routes import RoutingTable
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kmigrate.gateway.fences")  # as before the move (logs)
 
 Key = tuple[str, int]  # (topic, partition)
 PARK_S = 5.0

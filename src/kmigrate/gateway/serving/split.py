@@ -14,7 +14,17 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.gateway.entities import NO_THROTTLE, build, item_type, response_class_of
+from kmigrate.gateway.protocol.entities import NO_THROTTLE, build, item_type, response_class_of
+from kmigrate.gateway.serving.messages import (
+    FetchRequest,
+    FetchResponse,
+    LeaderEpochRequest,
+    LeaderEpochResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 Target = tuple[str, int]  # (backend cluster, broker id)
 
@@ -88,6 +98,16 @@ class Local:
 
 Place = Callable[[str, Any], "Target | Routed | Local | ErrorCode"]
 Send = Callable[[Target, Any], Awaitable[Any]]
+OnFailure = Callable[[Target, Exception], ErrorCode]
+OnErrors = Callable[[Target, set[ErrorCode]], None]
+
+
+def _unknown_failure(_target: Target, _exc: Exception) -> ErrorCode:
+    return ErrorCode.unknown_server_error
+
+
+def _no_errors(_target: Target, _codes: set[ErrorCode]) -> None:
+    pass
 
 
 @dataclass
@@ -132,11 +152,9 @@ async def split_call(
     place: Place,
     send: Send,
     adjust: Callable[[Any], Any] = lambda r: r,
-    on_failure: Callable[[Target, Exception], ErrorCode] = lambda _t, _e: (
-        ErrorCode.unknown_server_error
-    ),
+    on_failure: OnFailure = _unknown_failure,
     expect_response: bool = True,
-    on_errors: Callable[[Target, set[ErrorCode]], None] = lambda _t, _codes: None,
+    on_errors: OnErrors = _no_errors,
 ) -> Any:
     """``request`` answered partition by partition from the brokers ``place`` names;
     ``on_errors`` hears the error codes each broker answered for its partitions."""
@@ -179,6 +197,67 @@ async def split_call(
         if codes:
             on_errors(target, codes)
     return _merged(shape, request, plan, found, first)
+
+
+# ---------------------------------------------------------------- the four split APIs, typed
+
+
+async def produce(
+    request: ProduceRequest,
+    place: Place,
+    send: Send,
+    on_failure: OnFailure = _unknown_failure,
+    on_errors: OnErrors = _no_errors,
+) -> ProduceResponse:
+    """A Produce request answered partition by partition (see split_call)."""
+    answer: ProduceResponse = await split_call(
+        PRODUCE, request, place, send, on_failure=on_failure, on_errors=on_errors
+    )
+    return answer
+
+
+async def fetch(
+    request: FetchRequest,
+    place: Place,
+    send: Send,
+    adjust: Callable[[FetchRequest], FetchRequest],
+    on_failure: OnFailure = _unknown_failure,
+    on_errors: OnErrors = _no_errors,
+) -> FetchResponse:
+    """A Fetch request answered partition by partition, each part passed through
+    ``adjust`` (see split_call)."""
+    answer: FetchResponse = await split_call(
+        FETCH, request, place, send, adjust=adjust, on_failure=on_failure, on_errors=on_errors
+    )
+    return answer
+
+
+async def list_offsets(
+    request: ListOffsetsRequest,
+    place: Place,
+    send: Send,
+    on_failure: OnFailure = _unknown_failure,
+    on_errors: OnErrors = _no_errors,
+) -> ListOffsetsResponse:
+    """A ListOffsets request answered partition by partition (see split_call)."""
+    answer: ListOffsetsResponse = await split_call(
+        LIST_OFFSETS, request, place, send, on_failure=on_failure, on_errors=on_errors
+    )
+    return answer
+
+
+async def leader_epoch(
+    request: LeaderEpochRequest,
+    place: Place,
+    send: Send,
+    on_failure: OnFailure = _unknown_failure,
+    on_errors: OnErrors = _no_errors,
+) -> LeaderEpochResponse:
+    """An OffsetForLeaderEpoch request answered partition by partition (see split_call)."""
+    answer: LeaderEpochResponse = await split_call(
+        LEADER_EPOCH, request, place, send, on_failure=on_failure, on_errors=on_errors
+    )
+    return answer
 
 
 def reply_partition_type(shape: Shape, request: Any) -> type:

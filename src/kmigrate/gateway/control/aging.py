@@ -19,13 +19,13 @@ from dataclasses import dataclass, replace
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError, KMigrateError, TopicNotFoundError
-from kmigrate.gateway.migrations import Migration, Mode, Status
-from kmigrate.gateway.mover import answers
-from kmigrate.gateway.registry import Registry
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.control.mover import answers
+from kmigrate.gateway.control.partition_moves import Migration, Mode, Status
+from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kmigrate.gateway.aging")  # as before the move (logs)
 Audit = Callable[[str, list[str], str], None]  # action, subjects, detail
 
 

@@ -19,9 +19,8 @@ from kio.schema.list_offsets.v7.response import ListOffsetsPartitionResponse
 from kio.static.primitive import Records
 
 from kmigrate.errors import ConfigError
-from kmigrate.gateway import batches, virtual
-from kmigrate.gateway.fences import Fences
-from kmigrate.gateway.migrations import (
+from kmigrate.gateway.control.fences import Fences
+from kmigrate.gateway.control.partition_moves import (
     Migration,
     Mode,
     Status,
@@ -30,7 +29,9 @@ from kmigrate.gateway.migrations import (
     locate,
     segments,
 )
-from kmigrate.gateway.routes import RoutingTable, parse_table
+from kmigrate.gateway.control.routes import RoutingTable, parse_table
+from kmigrate.gateway.protocol import batches
+from kmigrate.gateway.serving import virtual
 
 
 def _migrated(origin: str, target: str, end: int, base: int = 0, **kw: object) -> Migration:
@@ -303,7 +304,7 @@ def test_a_write_parked_too_long_is_refused_not_lost() -> None:
 def test_a_retry_of_a_write_the_origin_holds_is_recognised() -> None:
     from kio.schema.produce.v9.request import PartitionProduceData
 
-    from kmigrate.gateway.handlers import _written_on_origin
+    from kmigrate.gateway.serving.produce import _written_on_origin
 
     done = _migrated("a", "b", 70, 0, writers={"5:0": 12})
     route = RoutingTable().with_route("t", "a").with_migration("t", 0, done, replace_last=False)
@@ -318,7 +319,7 @@ def test_a_retry_of_a_write_the_origin_holds_is_recognised() -> None:
 
 
 def test_a_migration_ages_once_the_origin_deleted_everything_below_its_end() -> None:
-    from kmigrate.gateway.aging import aged, deletable
+    from kmigrate.gateway.control.aging import aged, deletable
 
     table = RoutingTable().with_route("t", "a")
     for p, end in ((0, 10), (1, 20)):
@@ -346,7 +347,7 @@ def test_a_migration_ages_once_the_origin_deleted_everything_below_its_end() -> 
 
 
 def test_an_origin_still_written_or_kept_is_not_deleted() -> None:
-    from kmigrate.gateway.aging import deletable
+    from kmigrate.gateway.control.aging import deletable
 
     kept = Migration("a", "b", Status.AGED, 2, Mode.SMOOTH, 5, 0, keep_origin=True)
     table = RoutingTable().with_route("t", "a").with_migration("t", 0, kept, replace_last=False)
@@ -358,7 +359,7 @@ def test_an_origin_still_written_or_kept_is_not_deleted() -> None:
 
 
 def test_marks_keep_the_highest_offset_seen_over_instances() -> None:
-    from kmigrate.gateway.marks import Marks, merged
+    from kmigrate.gateway.control.marks import Marks, merged
 
     one, two = Marks(), Marks()
     one.saw("a", "t", 0, 10)
@@ -371,7 +372,7 @@ def test_marks_keep_the_highest_offset_seen_over_instances() -> None:
 
 
 def test_a_failover_names_what_the_origin_held_past_its_migration_offset() -> None:
-    from kmigrate.gateway.aging import deletable, finalised
+    from kmigrate.gateway.control.aging import deletable, finalised
 
     record = Migration("a", "b", Status.MIGRATED, 1, Mode.FAILOVER, 100, 0)
     table = RoutingTable().with_route("t", "a").with_migration("t", 0, record, replace_last=False)
@@ -392,7 +393,7 @@ def test_a_failover_names_what_the_origin_held_past_its_migration_offset() -> No
 
 def test_a_fence_is_taken_back_or_flipped_only_for_its_own_epoch() -> None:
     from kmigrate.errors import ConflictError
-    from kmigrate.gateway.mover import _flipped, _unfenced
+    from kmigrate.gateway.control.mover import _flipped, _unfenced
 
     table = RoutingTable().with_route("t", "a")
     for p in (0, 1):
@@ -416,7 +417,7 @@ def test_backends_get_acks_all_whatever_the_client_asks(acks: int) -> None:
 
     from kio.schema.produce.v9.request import ProduceRequest
 
-    from kmigrate.gateway.handlers import with_acks_all
+    from kmigrate.gateway.serving.produce import with_acks_all
 
     asked = ProduceRequest(
         transactional_id=None, acks=acks, timeout=timedelta(seconds=30), topic_data=()

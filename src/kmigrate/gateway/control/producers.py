@@ -4,7 +4,7 @@ A client's InitProducerId is answered by the group home cluster: that producer i
 epoch are what the client uses everywhere. On the group home its batches pass through
 unchanged. Every other backend cluster allocates a producer id of its own (a fresh id
 accepts any first sequence number), and the gateway rewrites the client's batches for
-that cluster (kmigrate.gateway.batches).
+that cluster (kmigrate.gateway.protocol.batches).
 
 The translation is shared by all instances through ZooKeeper, first writer wins:
 
@@ -29,12 +29,12 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kio.schema.errors import ErrorCode
 
-from kmigrate.gateway.backend import Backend, BackendUnavailable
-from kmigrate.gateway.entities import build
-from kmigrate.gateway.wire import request_type
+from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
+from kmigrate.gateway.protocol.entities import build
+from kmigrate.gateway.protocol.wire import request_type
 
 Key = tuple[int, int]  # (producer id, epoch) as the client knows them
-log = logging.getLogger(__name__)
+log = logging.getLogger("kmigrate.gateway.producers")  # as before the move (logs)
 TOUCH_EVERY_S = 3600.0
 FORGET_AFTER_S = 7 * 24 * 3600.0
 

@@ -12,26 +12,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import uvicorn
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
-from kmigrate.gateway import dis_api, wire
-from kmigrate.gateway.aging import Audit, age_once
-from kmigrate.gateway.backend import Backend, BackendUnavailable
-from kmigrate.gateway.fences import Fences
-from kmigrate.gateway.handlers import Gateway
-from kmigrate.gateway.marks import MARK_EVERY_S
-from kmigrate.gateway.placement import Instance
-from kmigrate.gateway.producers import ProducerIds
-from kmigrate.gateway.registry import Registry
-from kmigrate.gateway.sequences import SequenceGuard
+from kmigrate.gateway.control import dis_api
+from kmigrate.gateway.control.aging import Audit, age_once
+from kmigrate.gateway.control.fences import Fences
+from kmigrate.gateway.control.marks import MARK_EVERY_S
+from kmigrate.gateway.control.placement import Instance
+from kmigrate.gateway.control.producers import ProducerIds
+from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.protocol import wire
+from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
+from kmigrate.gateway.serving.dispatch import Gateway
+from kmigrate.gateway.serving.sequences import SequenceGuard
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kmigrate.gateway.server")  # as before the move (logs)
 READ_ROUTES_S = 30.0
 
 
@@ -118,6 +120,25 @@ class Connection:
             task = self._answers.get_nowait()
             if task is not None:
                 task.cancel()
+
+
+def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """Run ``main`` on uvloop where it is installed; SIGTERM and SIGINT set the event it
+    gets, which stops it."""
+
+    async def body() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await main(stop)
+
+    try:
+        import uvloop
+
+        uvloop.run(body())
+    except ImportError:
+        asyncio.run(body())
 
 
 async def run_instance(

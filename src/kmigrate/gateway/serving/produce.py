@@ -1,0 +1,235 @@
+"""Produce, as the gateway answers it: split by partition to the backend broker leading
+each (kmigrate.gateway.serving.split), always with acks=all, an idempotent producer's
+batches carrying the producer id the backend knows. A partition that moved answers in
+virtual offsets; its writes wait while a move fences them
+(kmigrate.gateway.control.fences); a retried write its origin already holds is
+answered as written, not written twice. Transactions are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import Records
+
+from kmigrate.gateway.control.partition_moves import writers_key
+from kmigrate.gateway.control.routes import TopicRoute
+from kmigrate.gateway.protocol import batches
+from kmigrate.gateway.protocol.backend import BackendUnavailable
+from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.messages import (
+    ProducePartition,
+    ProducePartitionResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+from kmigrate.gateway.serving.sequences import SequenceGuard, Write
+from kmigrate.gateway.serving.state import State, quiet
+
+log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
+
+
+async def produce(
+    state: State, body: ProduceRequest, guard: SequenceGuard
+) -> ProduceResponse | None:
+    """The answer to a Produce request (None for acks=0: the client expects none)."""
+    if body.transactional_id:
+        return await split.produce(
+            body, lambda _t, _p: ErrorCode.transactional_id_authorization_failed, state.send
+        )
+
+    async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
+        part = await _for_cluster(state, target[0], with_acks_all(part))
+        answer: ProduceResponse = await state.send(target, part)
+        for topic in answer.responses:
+            for reply in topic.partition_responses:
+                if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
+                    state.marks.saw(target[0], topic.name, reply.index, reply.base_offset + 1)
+        return answer
+
+    keys = [(t.name, int(p.index)) for t in body.topic_data for p in t.partition_data]
+    if int(body.acks) == 0:
+        _fire_and_forget(state, body, keys, send)
+        return None
+    await state.fences.admit(keys)
+    with state.fences.writing(keys):
+        writes = _writes(body)
+        for write in writes:
+            guard.sent(write)
+        try:
+            answer = await split.produce(
+                body,
+                _place_write(state, body),
+                send,
+                on_failure=lambda target, exc: _produce_failed(state, target, exc),
+                on_errors=state.answered,
+            )
+        except BaseException:
+            for write in writes:
+                guard.answered(write, ErrorCode.unknown_server_error)
+            raise
+        return _guarded(answer, writes, guard)
+
+
+def _place_write(state: State, body: ProduceRequest) -> split.Place:
+    reply_type = split.reply_partition_type(split.PRODUCE, body)
+
+    def place(
+        topic: str, item: ProducePartition
+    ) -> split.Target | split.Routed | split.Local | ErrorCode:
+        found = state.route(topic, item, "index")
+        if isinstance(found, ErrorCode):
+            return found
+        route, p = found
+        if state.fences.fenced((topic, p)):
+            return ErrorCode.not_leader_or_follower  # parked too long: not written, retry
+        target = state.target(route.cluster_of(p), topic, p)
+        space = route.space(p)
+        if space is None or isinstance(target, ErrorCode):
+            return target
+        if _written_on_origin(route, p, item):
+            log.info("%s[%d]: a retried write the origin holds; answered as written", topic, p)
+            return split.Local(split.PRODUCE.error(reply_type, p, ErrorCode.none))
+        return split.Routed(target, item, virtual.produce_fix(space))
+
+    return place
+
+
+def _fire_and_forget(
+    state: State, body: ProduceRequest, keys: list[tuple[str, int]], send: split.Send
+) -> None:
+    """An acks=0 client gets no answer; its writes still go to the backends with
+    acks=all, in the background, counted as in flight from now on (a fence that
+    arrives meanwhile waits for them)."""
+    stack = contextlib.ExitStack()
+    fenced = any(state.fences.fenced(k) for k in keys)
+    if not fenced:
+        stack.enter_context(state.fences.writing(keys))
+
+    async def forward() -> None:
+        with stack:
+            if fenced:
+                await state.fences.admit(keys)
+                stack.enter_context(state.fences.writing(keys))
+            await split.produce(body, _place_write(state, body), send, on_failure=state.failed)
+
+    asyncio.get_running_loop().create_task(forward()).add_done_callback(quiet)
+
+
+def _produce_failed(state: State, target: split.Target, exc: Exception) -> ErrorCode:
+    """A write that reached the backend and got no answer may be in its log: the
+    client must retry it as possibly written (same sequence numbers, so the broker
+    can recognise it), never as surely refused."""
+    code = state.failed(target, exc)
+    if isinstance(exc, BackendUnavailable) and exc.sent:
+        return ErrorCode.request_timed_out
+    return code
+
+
+async def _for_cluster(state: State, cluster: str, body: ProduceRequest) -> ProduceRequest:
+    """An idempotent producer's batches with the producer id ``cluster`` knows."""
+    if cluster == state.group_home.name or state.producer_ids is None:
+        return body
+    client = next(
+        (
+            found
+            for topic in body.topic_data
+            for p in topic.partition_data
+            if p.records and (found := batches.producer_of(p.records))
+        ),
+        None,
+    )
+    if client is None:
+        return body
+    pid, epoch = await state.producer_ids.on(client, cluster)
+    return dataclasses.replace(
+        body,
+        topic_data=tuple(
+            dataclasses.replace(
+                topic,
+                partition_data=tuple(
+                    dataclasses.replace(
+                        p, records=Records(batches.with_producer(p.records, pid, epoch))
+                    )
+                    if p.records
+                    else p
+                    for p in topic.partition_data
+                ),
+            )
+            for topic in body.topic_data
+        ),
+    )
+
+
+def with_acks_all(request: ProduceRequest) -> ProduceRequest:
+    """A Produce request as backends get it: acks=all whatever the client asked (seed
+    000's question 2: a write a leader alone acknowledged is lost when leadership moves,
+    migration or not)."""
+    return request if int(request.acks) == -1 else dataclasses.replace(request, acks=-1)
+
+
+def _written_on_origin(route: TopicRoute, partition: int, item: ProducePartition) -> bool:
+    """Whether ``item`` is a retried write the origin already holds (its answer was lost
+    as the partition moved): sent to the target it would be written twice."""
+    chain = route.migrations.get(partition)
+    writers = chain[-1].writers if chain else None
+    if not writers or not item.records:
+        return False
+    sequence = batches.sequence_of(item.records)
+    last = batches.last_sequence_of(item.records)
+    if sequence is None or last is None:
+        return False
+    held = writers.get(writers_key(sequence[0], sequence[1]))
+    return held is not None and last <= held
+
+
+def _writes(body: ProduceRequest) -> list[Write]:
+    """The idempotent writes of a Produce request, one per partition."""
+    found = []
+    for topic in body.topic_data:
+        for p in topic.partition_data:
+            if p.records and (sequence := batches.sequence_of(p.records)):
+                pid, epoch, first = sequence
+                found.append(Write(topic.name, int(p.index), (pid, epoch), first))
+    return found
+
+
+def _guarded(answer: ProduceResponse, writes: list[Write], guard: SequenceGuard) -> ProduceResponse:
+    """``answer`` with each write's error code as the guard says the client must see it
+    (rebuilt only in the rare case that one changes)."""
+    if not writes:
+        return answer
+    by_key = {(w.topic, w.partition): w for w in writes}
+    changed: dict[tuple[str, int], ErrorCode] = {}
+    for topic in answer.responses:
+        for reply in topic.partition_responses:
+            key = (topic.name, int(reply.index))
+            if key in by_key:
+                code = guard.answered(by_key[key], reply.error_code)
+                if code != reply.error_code:
+                    changed[key] = code
+    if not changed:
+        return answer
+
+    def partition(topic: str, reply: ProducePartitionResponse) -> ProducePartitionResponse:
+        code = changed.get((topic, int(reply.index)))
+        return (
+            reply if code is None else dataclasses.replace(reply, error_code=code, base_offset=-1)
+        )
+
+    return dataclasses.replace(
+        answer,
+        responses=tuple(
+            dataclasses.replace(
+                topic,
+                partition_responses=tuple(
+                    partition(topic.name, p) for p in topic.partition_responses
+                ),
+            )
+            for topic in answer.responses
+        ),
+    )

@@ -1,0 +1,273 @@
+"""The small state object every API family of a gateway instance works on: the backends,
+the routing table, the live instances, the fences, marks and timings, and the few steps
+all families share (which backend broker leads a partition, sending to it, what a
+failure or an error answer means for the backend's health).
+
+Everything runs on the instance's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from kmigrate.errors import ClusterUnreachableError
+from kmigrate.gateway.control.fences import Fences
+from kmigrate.gateway.control.marks import Marks
+from kmigrate.gateway.control.partition_moves import Segment
+from kmigrate.gateway.control.placement import Instance
+from kmigrate.gateway.control.producers import ProducerIds
+from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
+from kmigrate.gateway.protocol import batches
+from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable, Leader
+from kmigrate.gateway.protocol.wire import known_versions
+from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.stats import Timings
+
+log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
+
+# The versions the gateway itself handles: topics by name (no topic ids in Produce,
+# Fetch, OffsetCommit, OffsetFetch), no KIP-951 leader hints pointing at backends, one
+# group per OffsetFetch.
+OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
+    0: (3, 9),  # Produce
+    1: (4, 12),  # Fetch
+    2: (1, 7),  # ListOffsets
+    3: (4, 12),  # Metadata
+    8: (2, 8),  # OffsetCommit
+    9: (1, 7),  # OffsetFetch
+    10: (0, 4),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 5),  # DescribeGroups
+    16: (0, 4),  # ListGroups
+    18: (0, 3),  # ApiVersions
+    22: (0, 4),  # InitProducerId (transactional: refused)
+    23: (2, 4),  # OffsetForLeaderEpoch
+}
+_STALE_LEADER = {
+    ErrorCode.not_leader_or_follower,
+    ErrorCode.fenced_leader_epoch,
+    ErrorCode.unknown_leader_epoch,
+    ErrorCode.leader_not_available,
+    ErrorCode.unknown_topic_or_partition,
+}
+
+
+def advertised_versions(backends: list[Backend]) -> dict[int, tuple[int, int]]:
+    """Per API, the range the gateway, kio and every backend support."""
+    versions = {}
+    for api, (low, high) in OWN_VERSIONS.items():
+        ranges = [(low, high), known_versions(api) or (1, 0)]
+        if api != 18:
+            ranges += [b.versions.get(api, (1, 0)) for b in backends]
+        lowest, highest = max(r[0] for r in ranges), min(r[1] for r in ranges)
+        if lowest <= highest:
+            versions[api] = (lowest, highest)
+    return versions
+
+
+class State:
+    """One gateway instance's view of the world."""
+
+    def __init__(
+        self,
+        name: str,
+        me: Instance,
+        backends: Mapping[str, Backend],
+        group_home: str,
+        producer_ids: ProducerIds | None = None,
+        fences: Fences | None = None,
+    ) -> None:
+        self.name = name
+        self.me = me
+        self.backends = dict(backends)
+        self.group_home = self.backends[group_home]
+        self.routes = RoutingTable()
+        self.instances: list[Instance] = [me]
+        self.versions: dict[int, tuple[int, int]] = {}
+        self.producer_ids = producer_ids
+        self.fences = fences or Fences(_no_acknowledgement)
+        self.marks = Marks()
+        self.timings = Timings()
+        self._down: set[str] = set()  # backends that failed, until one answers again
+
+    async def start(self) -> None:
+        """Learn every backend; the group home must answer, another backend that does
+        not is served with retriable errors until it does."""
+        backends = list(self.backends.values())
+        results = await asyncio.gather(*(b.start() for b in backends), return_exceptions=True)
+        for backend, result in zip(backends, results, strict=True):
+            if not isinstance(result, BaseException):
+                continue
+            if not isinstance(result, BackendUnavailable):
+                raise result
+            if backend is self.group_home:
+                raise ClusterUnreachableError(
+                    f"the group home cluster '{backend.name}' does not answer ({result}); "
+                    "the gateway needs it to start",
+                    cluster=backend.name,
+                    condition="unreachable",
+                )
+            self._down.add(backend.name)
+            log.warning(
+                "backend %s does not answer yet (%s); serving the others", backend.name, result
+            )
+        self.versions = advertised_versions([b for b in backends if b.versions])
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()
+
+    def live_instances(self) -> list[Instance]:
+        return self.instances or [self.me]
+
+    def supports(self, api_key: int, version: int) -> bool:
+        low, high = self.versions.get(api_key, (1, 0))
+        return low <= version <= high
+
+    # ------------------------------------------------------------ what backends know
+
+    async def partition_count(self, topic: str) -> int | None:
+        """How many partitions a routed topic has (None: not routed, or its cluster does
+        not know it), learning the backends' metadata again when it is not known yet."""
+        if topic not in self.routes.topics:
+            return None
+        if self.known_partition_count(topic) is None:
+            await self.refresh_all()
+        return self.known_partition_count(topic)
+
+    def known_partition_count(self, topic: str) -> int | None:
+        """A routed topic's partition count as its cluster last told it."""
+        route = self.routes.topics[topic]
+        backend = self.backends.get(route.cluster)
+        return backend.view.partitions.get(topic) if backend else None
+
+    def leader(self, topic: str, partition: int) -> Leader | None:
+        """The partition's leader in the cluster it is routed to, as last learned."""
+        cluster = self.routes.cluster_of(topic, partition)
+        backend = self.backends.get(cluster) if cluster else None
+        return backend.leader(topic, partition) if backend else None
+
+    async def refresh_all(self) -> None:
+        results = await asyncio.gather(
+            *(b.refresh() for b in self.backends.values()), return_exceptions=True
+        )
+        for backend, result in zip(self.backends.values(), results, strict=True):
+            if isinstance(result, Exception):
+                log.warning("backend %s: metadata refresh failed: %s", backend.name, result)
+
+    # ------------------------------------------------------------ placing partitions
+
+    def target(self, cluster: str, topic: str, partition: int) -> split.Target | ErrorCode:
+        """The broker of ``cluster`` that leads ``topic[partition]``."""
+        if cluster in self.routes.shielded:
+            return ErrorCode.not_leader_or_follower
+        backend = self.backends.get(cluster)
+        leader = backend.leader(topic, partition) if backend else None
+        if leader is None or leader.broker < 0:
+            self.soon_refresh(cluster)
+            return ErrorCode.not_leader_or_follower
+        return cluster, leader.broker
+
+    def route(self, topic: str, item: Any, index: str) -> tuple[TopicRoute, int] | ErrorCode:
+        """The route of ``topic`` and the partition ``item`` names in its field ``index``."""
+        route = self.routes.topics.get(topic)
+        if route is None:
+            return ErrorCode.unknown_topic_or_partition
+        return route, int(getattr(item, index))
+
+    def routed(
+        self, part: virtual.Part | ErrorCode, topic: str, p: int
+    ) -> split.Routed | ErrorCode:
+        """A moved partition's ``part`` sent to the broker leading it in its cluster."""
+        if isinstance(part, ErrorCode):
+            return part
+        target = self.target(part.cluster, topic, p)
+        return (
+            target if isinstance(target, ErrorCode) else split.Routed(target, part.item, part.fix)
+        )
+
+    def placed(
+        self,
+        topic: str,
+        item: Any,
+        index: str,
+        moved: Callable[[list[Segment], Any], virtual.Part | ErrorCode],
+    ) -> split.Target | split.Routed | ErrorCode:
+        """``item``'s partition to the broker leading it; a partition that moved goes
+        where ``moved`` says its virtual offsets are (and its answer made virtual)."""
+        found = self.route(topic, item, index)
+        if isinstance(found, ErrorCode):
+            return found
+        route, p = found
+        space = route.space(p)
+        if space is None:
+            return self.target(route.cluster_of(p), topic, p)
+        return self.routed(moved(space, item), topic, p)
+
+    # ------------------------------------------------------------ sending, health
+
+    async def send(self, target: split.Target, body: Any, expect_response: bool = True) -> Any:
+        cluster, broker = target
+        answer = await self.backends[cluster].call_broker(
+            broker, body, expect_response=expect_response
+        )
+        if cluster in self._down:
+            self._down.discard(cluster)
+            log.warning("backend %s answers again", cluster)
+        return answer
+
+    def answered(self, target: split.Target, codes: set[ErrorCode]) -> None:
+        """A backend broker answered errors for some partitions: if it no longer leads
+        them, learn the cluster's leaders again."""
+        if codes & _STALE_LEADER:
+            self.soon_refresh(target[0])
+
+    def failed(self, target: split.Target, exc: Exception) -> ErrorCode:
+        """The error code for the partitions a broker did not answer for."""
+        if isinstance(exc, batches.BatchError):
+            log.warning("refusing a produce request: %s", exc)
+            return ErrorCode.corrupt_message
+        cluster, broker = target
+        if cluster not in self._down:
+            self._down.add(cluster)
+            log.warning(
+                "backend %s (broker %s) unavailable: %s; its partitions answer retriable "
+                "errors until it is back",
+                cluster,
+                broker,
+                exc,
+            )
+        self.soon_refresh(cluster)
+        return ErrorCode.not_leader_or_follower
+
+    def soon_refresh(self, cluster: str) -> None:
+        backend = self.backends.get(cluster)
+        if backend is not None:
+            task = asyncio.get_running_loop().create_task(backend.refresh())
+            task.add_done_callback(quiet)
+
+
+def quiet(task: asyncio.Task[Any]) -> None:
+    """A background task's failure, logged at debug level only."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("background refresh failed: %s", task.exception())
+
+
+async def quietly(step: Awaitable[Any]) -> None:
+    """``step`` awaited; a backend that does not answer is only logged."""
+    try:
+        await step
+    except BackendUnavailable as exc:
+        log.info("refresh failed: %s", exc)
+
+
+async def _no_acknowledgement(_topic: str, _partition: int, _epoch: int) -> None:
+    """An instance without ZooKeeper (tests of the handlers alone)."""

@@ -128,8 +128,8 @@ def test_a_via_gateway_plan_reads_back_and_switches_consumers_first() -> None:
 
 
 def test_via_gateway_needs_its_topics_unrouted_or_on_the_source() -> None:
-    from kmigrate.gateway.migrations import Migration, Mode, Status
-    from kmigrate.gateway.routes import RoutingTable
+    from kmigrate.gateway.control.partition_moves import Migration, Mode, Status
+    from kmigrate.gateway.control.routes import RoutingTable
     from kmigrate.migration.via_gateway import check_routes
 
     plan = _plan(via_gateway=True)

@@ -8,7 +8,7 @@ seed 002's zero-downtime linking on stock Kafka targets).
   on the gateway.
 * promote: the gateway fences the topic's writes, the mirror copies the last records
   and drops the topic, and the partitions flip to the target with the source's end
-  offset as their migration offset (kmigrate.gateway.mover); parked writes go on to the
+  offset as their migration offset (kmigrate.gateway.control.mover); parked writes go on to the
   target. Producers never stop; consumers read on at the same offsets.
 * retire: the source topic goes only once every group on the group home has read
   past the migration offsets (below them, reads still come from the source).
@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, GroupActiveError
-from kmigrate.gateway import mover
-from kmigrate.gateway.registry import Registry, configured
-from kmigrate.gateway.routes import RoutingTable
+from kmigrate.gateway.control import mover
+from kmigrate.gateway.control.registry import Registry, configured
+from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.plan import Plan
 from kmigrate.model.cluster import TopicPartitionOffset

@@ -17,8 +17,8 @@ import yaml
 
 from kmigrate.config import load_settings
 from kmigrate.gateway.control.registry import Registry
+from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
-from kmigrate.sandbox.ports import free_ports
 from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
 

@@ -21,8 +21,8 @@ from kazoo.client import KazooClient
 from kmigrate.gateway.control.producers import FORGET_AFTER_S, ProducerIds
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
+from kmigrate.net import free_ports
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from kmigrate.sandbox.ports import free_ports
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway

@@ -35,7 +35,7 @@ from kmigrate.gateway.control.placement import leader_of
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.sandbox.ports import free_ports
+from kmigrate.net import free_ports
 from kmigrate.serve.app import create_app
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of

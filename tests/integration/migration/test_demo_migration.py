@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kmigrate.config import ClusterConfig
 from kmigrate.demo.scenario import HISTORY, Screen, run_demo
-from kmigrate.gateway.registry import configured
+from kmigrate.gateway.control.registry import configured
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.migration.observe import Snapshot

@@ -51,7 +51,7 @@ from kmigrate.gateway.protocol.backend import Backend
 from kmigrate.gateway.protocol.entities import build, item_type
 from kmigrate.gateway.protocol.wire import request_type
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.models import TopicInfo
+from kmigrate.model.cluster import TopicInfo
 
 FENCE_TIMEOUT_S = 20.0
 Progress = Callable[[str], None]

@@ -7,9 +7,13 @@ from __future__ import annotations
 import shlex
 import string
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from kmigrate.errors import CommandFailedError, ConfigError
+
+# Per template (an attribute of the operator's templates): its option and placeholders.
+Placeholders = Mapping[str, tuple[str, set[str]]]
 
 
 def check(option: str, template: str | None, known: set[str], needed_by: str) -> None:
@@ -24,6 +28,36 @@ def check(option: str, template: str | None, known: set[str], needed_by: str) ->
         raise ConfigError(
             f"{option}: unknown placeholder {{{unknown[0]}}}; it may use "
             + ", ".join(f"{{{k}}}" for k in sorted(known))
+        )
+
+
+def check_all(placeholders: Placeholders, given: object, needed_by: str) -> None:
+    """Every template of ``given`` (the attributes ``placeholders`` names) is there and
+    uses known placeholders only."""
+    for attribute, (option, known) in placeholders.items():
+        check(option, getattr(given, attribute), known, needed_by)
+
+
+@dataclass(frozen=True)
+class Runner:
+    """Runs an operator's templates (``given``), each by its attribute name; ``again``
+    is the command to resume with after one fails."""
+
+    placeholders: Placeholders
+    given: object
+    report: Callable[[str], None]
+    timeout_s: float
+    again: str
+
+    def __call__(self, which: str, what: str, **values: object) -> None:
+        run(
+            self.placeholders[which][0],
+            getattr(self.given, which),
+            what,
+            values,
+            timeout_s=self.timeout_s,
+            report=self.report,
+            again=self.again,
         )
 
 

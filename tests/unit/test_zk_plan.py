@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.zk.ensemble import chroot_of
 from kmigrate.zk.members import (
     Member,
     keeps_majority,
@@ -21,7 +20,8 @@ from kmigrate.zk.members import (
 )
 from kmigrate.zk.model import EnsembleView, KafkaOnZk
 from kmigrate.zk.plan import parse_plan, plan_move
-from kmigrate.zk.tree import Znode, digest, first_difference
+from kmigrate.zk.world import chroot_of
+from kmigrate.zookeeper.tree import Znode, digest, first_difference
 
 
 def _member(node_id: int, role: str = "participant") -> Member:

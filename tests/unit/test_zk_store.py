@@ -1,5 +1,5 @@
-"""A ZooKeeper move's record in the store: one move per cluster, resumed only with its
-own plan, and its history in order."""
+"""An ensemble move's record in the store (through the runbook frame): one move per
+cluster, resumed only with its own plan, and its history in order."""
 
 from __future__ import annotations
 
@@ -8,15 +8,35 @@ from pathlib import Path
 import pytest
 
 from kmigrate.errors import ConflictError
-from kmigrate.store import open_store
-from kmigrate.store.zk_moves import (
-    begin_move,
-    get_move,
-    history,
-    record,
-    restart_interrupted,
-    set_phase,
-)
+from kmigrate.model.operations import MoveEvent, MoveRecord
+from kmigrate.store import Store, open_store
+from kmigrate.zk.move import ensemble_move
+
+
+def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:
+    return ensemble_move(store, kafka).begin(plan_yaml)
+
+
+def get_move(store: Store, kafka: str) -> MoveRecord | None:
+    return ensemble_move(store, kafka).get()
+
+
+def history(store: Store, kafka: str) -> list[MoveEvent]:
+    return ensemble_move(store, kafka).history()
+
+
+def record(
+    store: Store, kafka: str, phase: str, step: str, outcome: str, detail: str | None = None
+) -> None:
+    ensemble_move(store, kafka).record(phase, step, outcome, detail)
+
+
+def set_phase(store: Store, kafka: str, phase: str) -> None:
+    ensemble_move(store, kafka).set_phase(phase)
+
+
+def restart_interrupted(store: Store, kafka: str, broker: int) -> bool:
+    return ensemble_move(store, kafka).interrupted(f"broker {broker}")
 
 
 def test_a_move_in_progress_resumes_only_with_its_own_plan(tmp_path: Path) -> None:

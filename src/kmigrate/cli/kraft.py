@@ -8,18 +8,25 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.operations import acting, choose_operator, print_history
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.commands import CommandOperator, Templates
-from kmigrate.kraft.migrate import PHASES, Run, exclusively, finalize, revert, run_migration
+from kmigrate.kraft.conversion import (
+    PHASES,
+    Run,
+    finalize,
+    kraft_conversion,
+    revert,
+    run_migration,
+)
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import KRaftPlan, load_plan, parse_plan, plan_kraft
 from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
 from kmigrate.sandbox.ports import free_ports
-from kmigrate.sandbox.state import STATE_FILE, load_state
 from kmigrate.serve.security import is_loopback
-from kmigrate.store import kraft_moves, store_for
+from kmigrate.store import store_for
 
 kafka_option = click.option(
     "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
@@ -141,40 +148,32 @@ def _run(
 ) -> None:
     planned = load_plan(plan_file)
     settings = app.settings
-    store = store_for(settings)
+    op = kraft_conversion(store_for(settings), planned.kafka, render.progress)
     steps = {"migrate": run_migration, "finalize": finalize, "revert": revert}
-    with (
-        exclusively(store, planned.kafka, f"kraft {command} {plan_file.name}", render.progress),
-        ClusterAdmin(settings.cluster(planned.kafka)) as admin,
-        render.StatusLine() as line,
-    ):
-        run = Run(
-            planned,
-            plan_file.read_text(),
-            store,
-            _operator(settings, planned, templates),
-            admin,
-            render.progress,
-            timeout,
-            line.update,
-            until,
+    named = f"kraft {command} {plan_file.name}"
+    with acting(op, named, settings.cluster(planned.kafka)) as (admin, status):
+        operator = _operator(settings, planned, templates)
+        steps[command](
+            Run(planned, plan_file.read_text(), op, operator, admin, timeout, status, until)
         )
-        steps[command](run)
 
 
 def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> KRaftOperator:
     """The operator's templates when given, else the sandbox when it runs this cluster."""
-    if templates.given:
-        hosts = {c.node_id: c.host for c in planned.controllers}
-        return CommandOperator(templates, planned.brokers, hosts, render.progress)
-    folder = settings.path.parent if settings.path else Path.cwd()
-    if (folder / STATE_FILE).is_file() and planned.kafka in load_state(folder.resolve()).clusters:
+    hosts = {c.node_id: c.host for c in planned.controllers}
+
+    def in_sandbox(folder: Path) -> KRaftOperator:
         from kmigrate.sandbox.kraft_operator import SandboxKRaftOperator
 
         return SandboxKRaftOperator(folder, planned.kafka)
-    raise ConfigError(
-        f"cluster '{planned.kafka}' is not a sandbox cluster: pass --broker-command and "
-        "--controller-command (README: to KRaft)"
+
+    return choose_operator(
+        settings,
+        planned.kafka,
+        templates.given,
+        lambda: CommandOperator(templates, planned.brokers, hosts, render.progress),
+        in_sandbox,
+        "--broker-command and --controller-command (README: to KRaft)",
     )
 
 
@@ -259,7 +258,7 @@ def revert_command(
 def status(app: AppContext, kafka: str, as_json: bool) -> None:
     """The migration's phase, each broker's mode and what ZooKeeper says."""
     settings = app.settings
-    record = kraft_moves.get(store_for(settings), kafka)
+    record = kraft_conversion(store_for(settings), kafka).get()
     if record is None:
         raise NotFoundError(f"no migration of cluster '{kafka}' to KRaft; plan one with kraft plan")
     planned = parse_plan(record.plan_yaml, "the stored plan")
@@ -300,12 +299,5 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
 @pass_app
 def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
     """Every step of the cluster's migration to KRaft, in order."""
-    events = kraft_moves.history(store_for(app.settings), kafka)
-    if as_json:
-        render.print_json({"kafka": kafka, "events": events})
-        return
-    render.table(
-        None,
-        ["phase", "step", "outcome", "detail"],
-        [(e.phase, e.step, e.outcome, (e.detail or "")[:120]) for e in events],
-    )
+    events = kraft_conversion(store_for(app.settings), kafka).history()
+    print_history(kafka, events, as_json, width=120)

@@ -8,21 +8,21 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.operations import acting, choose_operator, print_history
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, NotFoundError
+from kmigrate.errors import ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.sandbox.state import STATE_FILE, load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
-from kmigrate.store.zk_moves import get_move, history
 from kmigrate.zk.cleanup import delete, leftovers
 from kmigrate.zk.commands import CommandOperator, Templates
-from kmigrate.zk.ensemble import chroot_of, read_ensemble, read_kafka, resolve_ensemble
 from kmigrate.zk.members import parse_member
-from kmigrate.zk.migrate import Move, exclusively, rollback_move, run_move
+from kmigrate.zk.move import Move, ensemble_move, rollback_move, run_move
 from kmigrate.zk.operator import Operator
 from kmigrate.zk.plan import ZkMovePlan, load_plan, parse_plan, plan_move
 from kmigrate.zk.report import status_json
+from kmigrate.zk.world import chroot_of, read_ensemble, read_kafka
+from kmigrate.zookeeper.ensemble import resolve_ensemble
 
 kafka_option = click.option(
     "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
@@ -139,38 +139,30 @@ def migrate(
     plan = load_plan(plan_file)
     settings = app.settings
     templates = Templates(restart_command, zk_stop_command, zk_start_command)
-    store = store_for(settings)
+    op = ensemble_move(store_for(settings), plan.kafka, render.progress)
     command = f"zk migrate {plan_file.name}" + (" --rollback" if rollback else "")
-    with (
-        exclusively(store, plan.kafka, command, render.progress),
-        ClusterAdmin(settings.cluster(plan.kafka)) as admin,
-        render.StatusLine() as line,
-    ):
-        move = Move(
-            plan,
-            plan_file.read_text(),
-            store,
-            _operator(settings, plan, templates),
-            admin,
-            render.progress,
-            timeout,
-            line.update,
-        )
+    with acting(op, command, settings.cluster(plan.kafka)) as (admin, status):
+        operator = _operator(settings, plan, templates)
+        move = Move(plan, plan_file.read_text(), op, operator, admin, timeout, status)
         (rollback_move if rollback else run_move)(move)
 
 
 def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Operator:
     """Who restarts servers and brokers: the operator's templates when given, else the
     sandbox when it runs this cluster."""
-    if templates.given:
+
+    def by_templates() -> Operator:
         members = [parse_member(line) for line in (*plan.source.members, *plan.target.members)]
         return CommandOperator(templates, members, plan.broker_hosts, render.progress)
-    folder = settings.path.parent if settings.path else Path.cwd()
-    if (folder / STATE_FILE).is_file() and plan.kafka in load_state(folder.resolve()).clusters:
-        return SandboxOperator(folder, plan.kafka)
-    raise ConfigError(
-        f"cluster '{plan.kafka}' is not a sandbox cluster: pass --restart-command, "
-        "--zk-stop-command and --zk-start-command (README: moving to a new ZooKeeper ensemble)"
+
+    return choose_operator(
+        settings,
+        plan.kafka,
+        templates.given,
+        by_templates,
+        lambda folder: SandboxOperator(folder, plan.kafka),
+        "--restart-command, --zk-stop-command and --zk-start-command (README: moving to a "
+        "new ZooKeeper ensemble)",
     )
 
 
@@ -180,7 +172,7 @@ def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Ope
 @pass_app
 def status(app: AppContext, kafka: str, as_json: bool) -> None:
     """Where the cluster's ZooKeeper move stands."""
-    move = get_move(store_for(app.settings), kafka)
+    move = ensemble_move(store_for(app.settings), kafka).get()
     if move is None:
         raise NotFoundError(f"no ZooKeeper move of cluster '{kafka}'; start one with zk migrate")
     body = status_json(move)
@@ -199,15 +191,7 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
 @pass_app
 def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
     """Every step of the cluster's ZooKeeper move, in order."""
-    events = history(store_for(app.settings), kafka)
-    if as_json:
-        render.print_json({"kafka": kafka, "events": events})
-        return
-    render.table(
-        None,
-        ["phase", "step", "outcome", "detail"],
-        [(e.phase, e.step, e.outcome, e.detail or "") for e in events],
-    )
+    print_history(kafka, ensemble_move(store_for(app.settings), kafka).history(), as_json)
 
 
 @group.command("cleanup")
@@ -218,8 +202,8 @@ def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
 def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
     """After the move: delete Kafka's stale copy from the source ensemble and the source's
     other paths from the target, each listed and confirmed first."""
-    store = store_for(app.settings)
-    move = get_move(store, kafka)
+    op = ensemble_move(store_for(app.settings), kafka, render.progress)
+    move = op.get()
     if move is None or move.phase != "done":
         raise ConflictError(
             f"cluster '{kafka}' has no finished ZooKeeper move"
@@ -233,7 +217,7 @@ def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
         (plan.target.name, plan.target.connect, found.target_paths, "the source's other data"),
     ]
     deleted: dict[str, list[str]] = {}
-    with exclusively(store, kafka, "zk cleanup", render.progress):
+    with op.exclusively("zk cleanup"):
         for name, connect, paths, what in sides:
             if not paths:
                 continue

@@ -46,8 +46,7 @@ class Templates:
         return bool(self.broker or self.controller)
 
     def check(self) -> None:
-        for attribute, (option, known) in PLACEHOLDERS.items():
-            templates.check(option, getattr(self, attribute), known, "kraft")
+        templates.check_all(PLACEHOLDERS, self, "kraft")
 
 
 def changes_text(change: ConfigChange) -> str:
@@ -68,11 +67,11 @@ class CommandOperator:
         timeout_s: float = 600.0,
     ) -> None:
         given.check()
-        self.templates = given
         self.broker_hosts = {b: e.rsplit(":", 1)[0] for b, e in broker_hosts.items()}
         self.controller_hosts = dict(controller_hosts)
-        self.report = report
-        self.timeout_s = timeout_s
+        self._run = templates.Runner(
+            PLACEHOLDERS, given, report, timeout_s, "the same `kmigrate kraft` command"
+        )
         self.folder = Path(tempfile.mkdtemp(prefix="kmigrate-kraft-"))
 
     def start_controller(self, node_id: int, properties: dict[str, str], cluster_id: str) -> None:
@@ -104,15 +103,4 @@ class CommandOperator:
             broker=broker_id,
             changes_file=path,
             quick_stop="true" if quick_stop else "false",
-        )
-
-    def _run(self, which: str, what: str, **values: object) -> None:
-        templates.run(
-            PLACEHOLDERS[which][0],
-            getattr(self.templates, which),
-            what,
-            values,
-            timeout_s=self.timeout_s,
-            report=self.report,
-            again="the same `kmigrate kraft` command",
         )

@@ -1,20 +1,18 @@
-"""What a ZooKeeper-to-KRaft migration reads from the world: each broker's mode from its
+"""What a KRaft conversion reads from the world: each broker's mode from its
 own configuration, and ZooKeeper's `/controller`, `/migration`, `/brokers/ids` and
 `/cluster/id` under the cluster's chroot."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from kazoo.exceptions import NoNodeError
-
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import ConfigError, KMigrateError
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
-from kmigrate.zk.client import session
+from kmigrate.zookeeper.session import session
+from kmigrate.zookeeper.znodes import children, read_json
 
 ZK = "zk"  # a broker's modes, as `kraft status` shows them
 MIGRATING = "migration"
@@ -106,10 +104,10 @@ class Znodes:
         root = f"/{chroot}".rstrip("/") if slash else ""
         with session(hosts, hosts) as zk:
             return cls(
-                cluster_id=(_json(zk, f"{root}/cluster/id") or {}).get("id"),
-                registered=tuple(sorted(int(i) for i in _children(zk, f"{root}/brokers/ids"))),
-                controller=_json(zk, f"{root}/controller"),
-                migration=_json(zk, f"{root}/migration"),
+                cluster_id=(read_json(zk, f"{root}/cluster/id") or {}).get("id"),
+                registered=tuple(sorted(int(i) for i in children(zk, f"{root}/brokers/ids"))),
+                controller=read_json(zk, f"{root}/controller"),
+                migration=read_json(zk, f"{root}/migration"),
             )
 
     @staticmethod
@@ -123,22 +121,3 @@ class Znodes:
             for path in paths:
                 if zk.exists(f"{root}/{path}"):
                     zk.delete(f"{root}/{path}", recursive=True)
-
-
-def _json(zk: Any, path: str) -> dict[str, Any] | None:
-    try:
-        data, _ = zk.get(path)
-    except NoNodeError:
-        return None
-    try:
-        found = json.loads(data.decode()) if data else {}
-    except ValueError:
-        raise ConfigError(f"ZooKeeper node {path} does not hold JSON") from None
-    return found if isinstance(found, dict) else None
-
-
-def _children(zk: Any, path: str) -> list[str]:
-    try:
-        return list(zk.get_children(path))
-    except NoNodeError:
-        return []

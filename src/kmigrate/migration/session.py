@@ -1,7 +1,7 @@
 """The frame every migration command runs in: the lock, the audit log, interrupted steps.
 
-A command takes the migration's lock (a second command refuses; a lock left by a
-killed process is taken over and logged), checks its guards (a refusal is logged and
+A command takes the migration's lock (the runbook's: a second command refuses; a lock
+left by a killed process is taken over and logged), checks its guards (a refusal is logged and
 changes nothing), marks its items as `pending` while it acts and clears them when
 done. A command killed mid-step leaves `pending` behind: the same command resumes it,
 any other refuses and says which command finishes it.
@@ -19,8 +19,9 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, KMigrateError, NotFoundError
 from kmigrate.migration.model import Item
 from kmigrate.migration.plan import Plan, parse_plan
+from kmigrate.runbook.lock import held
 from kmigrate.store import Store
-from kmigrate.store.locks import Holder, held
+from kmigrate.store.locks import Holder
 from kmigrate.store.migrations import (
     items_of,
     migration_plan_yaml,

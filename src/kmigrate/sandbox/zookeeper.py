@@ -23,7 +23,7 @@ from kmigrate.sandbox.jars import ensure_jars, jars_cached
 from kmigrate.sandbox.ports import free_ports
 from kmigrate.sandbox.properties import logging_config, logging_flag
 from kmigrate.sandbox.state import SandboxEnsemble, ZkNode
-from kmigrate.zk.client import server_mode
+from kmigrate.zookeeper.words import server_mode
 
 # ZooKeeper-mode Kafka and the ensembles run from this release's jars.
 ZOOKEEPER_KAFKA_VERSION = "3.9.1"

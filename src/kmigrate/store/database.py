@@ -1,4 +1,5 @@
-"""Opening the store: URL resolution, schema creation, one place for driver errors."""
+"""Opening the store: URL resolution, schema creation and the upgrade of stores made by
+an older kmigrate, one place for driver errors."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect
+from sqlalchemy import Connection, Engine, MetaData, Table, create_engine, event, inspect, select
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from kmigrate.config import Settings, is_secret_key
 from kmigrate.errors import StoreError
-from kmigrate.store.schema import metadata
+from kmigrate.model.operations import ENSEMBLE_MOVE, KRAFT_CONVERSION
+from kmigrate.store.schema import metadata, operation_events, operations
+
+OLD_KRAFT_PREFIX = "kraft:"  # how stores before the `operations` table keyed KRaft runs
 
 
 def now_ms() -> int:
@@ -67,6 +71,7 @@ def open_store(url: str, base_dir: Path | None = None) -> Store:
     with store.transaction() as conn:
         metadata.create_all(conn)
         _add_new_columns(conn)
+        _adopt_old_operations(conn)
     return store
 
 
@@ -80,6 +85,33 @@ def _add_new_columns(conn: Connection) -> None:
             if column.name not in have and column.nullable:
                 kind = column.type.compile(dialect=conn.dialect)
                 conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+
+
+def _adopt_old_operations(conn: Connection) -> None:
+    """A store made before the `operations` table kept ensemble moves in `zk_moves` and
+    `zk_move_events`, KRaft conversions there too under a "kraft:<cluster>" key: copy
+    them over (journal order kept), then drop the old tables so this runs once."""
+    if not inspect(conn).has_table("zk_moves"):
+        return
+    old = MetaData()
+    moves = Table("zk_moves", old, autoload_with=conn)
+    events = Table("zk_move_events", old, autoload_with=conn)
+    for row in conn.execute(select(moves)).mappings():
+        kind, cluster = _old_key(row["kafka"])
+        values = {k: row[k] for k in ("plan_yaml", "phase", "created_ms", "updated_ms")}
+        conn.execute(operations.insert().values(kind=kind, cluster=cluster, **values))
+    for row in conn.execute(select(events).order_by(events.c.id)).mappings():
+        kind, cluster = _old_key(row["kafka"])
+        values = {k: row[k] for k in ("at_ms", "phase", "step", "outcome", "detail")}
+        conn.execute(operation_events.insert().values(kind=kind, cluster=cluster, **values))
+    events.drop(conn)
+    moves.drop(conn)
+
+
+def _old_key(kafka: str) -> tuple[str, str]:
+    if kafka.startswith(OLD_KRAFT_PREFIX):
+        return KRAFT_CONVERSION, kafka.removeprefix(OLD_KRAFT_PREFIX)
+    return ENSEMBLE_MOVE, kafka
 
 
 def store_for(settings: Settings) -> Store:

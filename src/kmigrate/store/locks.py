@@ -1,21 +1,16 @@
-"""One command at a time per subject (a cluster's ZooKeeper move, ...).
-
-A lock names the process holding it. A second command refuses with one line naming the
-holder; a lock left behind by a process that died on this host (kill -9) is taken over,
-and the caller is told so it can log it.
+"""Command locks as rows: one per subject (a cluster's ZooKeeper move, a migration, ...),
+naming the process that holds it. Who may take a lock over is the runbook's decision
+(kmigrate.runbook.lock); this module only reads and writes the rows.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from kmigrate.errors import ConflictError, StoreError
 from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import command_locks
 
@@ -51,44 +46,25 @@ def holder(store: Store, subject: str) -> Holder | None:
     return Holder(row.pid, row.host, row.command, row.acquired_ms) if row else None
 
 
-@contextmanager
-def held(
-    store: Store,
-    subject: str,
-    command: str,
-    *,
-    what: str,
-    on_takeover: Callable[[Holder], None],
-) -> Iterator[None]:
-    """Hold ``subject``'s lock while the block runs; ``what`` names the subject in the
-    refusal ("the ZooKeeper move of cluster 'legacy'")."""
-    found = holder(store, subject)
-    dead = found is not None and found.host == socket.gethostname() and not pid_alive(found.pid)
+def take(store: Store, subject: str, command: str, *, replacing: Holder | None = None) -> None:
+    """This process holds ``subject`` (``replacing`` a holder's row first, in the same
+    transaction); StoreError when another holds it."""
     mine = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
-    where = command_locks.c.subject == subject
-    try:
-        with store.transaction() as conn:
-            if dead:
-                assert found is not None
-                conn.execute(
-                    command_locks.delete().where(where & (command_locks.c.pid == found.pid))
-                )
+    with store.transaction() as conn:
+        if replacing is not None:
             conn.execute(
-                command_locks.insert().values(subject=subject, acquired_ms=now_ms(), **mine)
+                command_locks.delete().where(
+                    (command_locks.c.subject == subject) & (command_locks.c.pid == replacing.pid)
+                )
             )
-    except StoreError:
-        busy = holder(store, subject)
-        if busy is None:
-            raise
-        raise ConflictError(
-            f"{what} is busy: `kmigrate {busy.command}` (pid {busy.pid} on {busy.host}) "
-            "acts on it; wait for it to finish"
-        ) from None
-    if dead:
-        assert found is not None
-        on_takeover(found)
-    try:
-        yield
-    finally:
-        with store.transaction() as conn:
-            conn.execute(command_locks.delete().where(where & (command_locks.c.pid == os.getpid())))
+        conn.execute(command_locks.insert().values(subject=subject, acquired_ms=now_ms(), **mine))
+
+
+def release(store: Store, subject: str) -> None:
+    """This process no longer holds ``subject`` (nothing if it did not)."""
+    with store.transaction() as conn:
+        conn.execute(
+            command_locks.delete().where(
+                (command_locks.c.subject == subject) & (command_locks.c.pid == os.getpid())
+            )
+        )

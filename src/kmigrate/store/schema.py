@@ -165,30 +165,33 @@ migration_events = Table(
     Index("ix_migration_events", "migration", "at_ms"),
 )
 
-# ZooKeeper ensemble moves: one per Kafka cluster, its plan and the phase reached.
-zk_moves = Table(
-    "zk_moves",
+# Phased operations (ensemble moves, KRaft conversions): one per kind and cluster, its
+# plan and the phase reached. Stores older than this table kept them in `zk_moves`
+# (KRaft conversions under a "kraft:" key); opening one copies them here.
+operations = Table(
+    "operations",
     metadata,
-    Column("kafka", String(255), primary_key=True),
+    Column("kind", String(40), primary_key=True),  # model.operations: ENSEMBLE_MOVE, ...
+    Column("cluster", String(255), primary_key=True),
     Column("plan_yaml", Text, nullable=False),
-    # planned | join | check | switch | split | done | rolled-back
-    Column("phase", String(20), nullable=False),
+    Column("phase", String(20), nullable=False),  # planned | <the kind's phases> | done ...
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
 )
 
-# What each step of a move did, in order (zk history).
-zk_move_events = Table(
-    "zk_move_events",
+# What each step of an operation did, in order (zk history, kraft history).
+operation_events = Table(
+    "operation_events",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("kafka", String(255), nullable=False),
+    Column("kind", String(40), nullable=False),
+    Column("cluster", String(255), nullable=False),
     Column("at_ms", BigInteger, nullable=False),
     Column("phase", String(20), nullable=False),
     Column("step", String(80), nullable=False),
-    Column("outcome", String(20), nullable=False),  # done | skipped | refused | failed
+    Column("outcome", String(20), nullable=False),  # started | done | skipped | refused | failed
     Column("detail", Text),
-    Index("ix_zk_move_events", "kafka", "at_ms"),
+    Index("ix_operation_events", "kind", "cluster", "at_ms"),
 )
 
 # At most one command acts on a subject (a cluster's ZooKeeper move, ...) at a time.

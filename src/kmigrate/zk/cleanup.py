@@ -2,7 +2,7 @@
 stale copy of Kafka's tree, the target a copy of the source's other clients' paths.
 Clean-up lists both and, once confirmed, deletes them.
 
-Pure listing logic apart from the kazoo calls; the CLI asks for confirmation.
+Pure listing logic apart from the ZooKeeper reads; the CLI asks for confirmation.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kmigrate.errors import ConflictError
-from kmigrate.zk.client import session
 from kmigrate.zk.plan import ZkMovePlan
+from kmigrate.zookeeper.session import session
 
 
 @dataclass(frozen=True)

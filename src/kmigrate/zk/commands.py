@@ -44,8 +44,7 @@ class Templates:
     def check(self) -> None:
         """All three are needed (every move restarts brokers and ZooKeeper servers), each
         with known placeholders only."""
-        for attribute, (option, known) in PLACEHOLDERS.items():
-            templates.check(option, getattr(self, attribute), known, "zk migrate")
+        templates.check_all(PLACEHOLDERS, self, "zk migrate")
 
 
 class CommandOperator:
@@ -60,11 +59,11 @@ class CommandOperator:
         timeout_s: float = 600.0,
     ) -> None:
         given.check()
-        self.templates = given
         self.servers = {m.node_id: m for m in servers}
         self.broker_hosts = dict(broker_hosts)
-        self.report = report
-        self.timeout_s = timeout_s
+        self._run = templates.Runner(
+            PLACEHOLDERS, given, report, timeout_s, "`kmigrate zk migrate`"
+        )
         self.folder = Path(tempfile.mkdtemp(prefix="kmigrate-zk-"))
 
     def stop_server(self, node_id: int) -> None:
@@ -100,14 +99,3 @@ class CommandOperator:
             return False
         self.restart_broker(broker_id, zookeeper_connect)
         return True
-
-    def _run(self, which: str, what: str, **values: object) -> None:
-        templates.run(
-            PLACEHOLDERS[which][0],
-            getattr(self.templates, which),
-            what,
-            values,
-            timeout_s=self.timeout_s,
-            report=self.report,
-            again="`kmigrate zk migrate`",
-        )

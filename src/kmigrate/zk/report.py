@@ -1,11 +1,11 @@
-"""A ZooKeeper move's status as JSON: what `zk status --json` prints and `kmigrate serve`
+"""An ensemble move's status as JSON: what `zk status --json` prints and `kmigrate serve`
 answers."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kmigrate.store.zk_moves import MoveRecord
+from kmigrate.model.operations import MoveRecord
 from kmigrate.zk.plan import parse_plan
 
 

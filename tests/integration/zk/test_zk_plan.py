@@ -13,7 +13,7 @@ import pytest
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.zk.plan import load_plan
-from kmigrate.zk.tree import digest, first_difference, read_tree
+from kmigrate.zookeeper.tree import digest, first_difference, read_tree
 from tests.helpers import run_cli, unique
 from tests.integration.zk.conftest import old_and_new
 

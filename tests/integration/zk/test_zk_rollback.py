@@ -19,12 +19,12 @@ from kmigrate.config import load_settings
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
+from kmigrate.runbook.lock import held
 from kmigrate.sandbox import process
 from kmigrate.sandbox.manager import broker_properties
 from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
-from kmigrate.store.locks import held
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.traffic import Traffic
 from tests.integration.zk.conftest import old_and_new

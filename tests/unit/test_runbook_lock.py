@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from kmigrate.errors import ConflictError
+from kmigrate.runbook.lock import held
 from kmigrate.store import open_store
 from kmigrate.store.database import Store
-from kmigrate.store.locks import Holder, held, holder
+from kmigrate.store.locks import Holder, holder
 from kmigrate.store.schema import command_locks
 
 

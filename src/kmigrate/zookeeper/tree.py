@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kmigrate.errors import ConflictError
-from kmigrate.zk.client import session
+from kmigrate.zookeeper.session import session
 
 
 @dataclass(frozen=True, order=True)

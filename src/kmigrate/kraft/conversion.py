@@ -11,7 +11,8 @@ guarded step at a time, as Kafka 3.9's operations guide orders them:
    ZooKeeper.
 
 Every step looks at the world first (each broker's mode from its own configuration,
-the znodes), so a command killed at any moment resumes by running it again. Before the
+the znodes), so a command killed at any moment resumes by running it again (the runbook
+frame holds the lock, the phase reached and the journal). Before the
 first step the cluster's metadata is read (topics, partitions, configs, ACLs, group
 offsets) and after every phase it must read the same. `revert` follows the guide's
 revert path from whatever phase the cluster is in, until finalization."""
@@ -20,40 +21,45 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
 
-from kmigrate.errors import ConflictError, KafkaOperationError, KMigrateError
+from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
 from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
-from kmigrate.store import Store
-from kmigrate.store import kraft_moves as moves
-from kmigrate.store.locks import Holder, held
+from kmigrate.model.operations import KRAFT_CONVERSION
+from kmigrate.runbook.operation import Kind, Operation, Phased
 
-T = TypeVar("T")
 PHASES = ("controllers", "roll1", "dual-write", "roll2")
 MIGRATED = "roll2"  # every broker a KRaft broker: finalize may follow
 FINALIZED = "finalized"
 REVERTED = "reverted"
+KIND = Kind(
+    KRAFT_CONVERSION,
+    lock="kraft",
+    title="migration to KRaft",
+    busy="the migration of cluster '{cluster}' to KRaft",
+    noun="migration",
+    resume="run the same `kmigrate kraft` command again to resume, or see `kmigrate kraft status`",
+)
+
+
+kraft_conversion = KIND.of  # (store, cluster, report): as the runbook keeps it
 
 
 @dataclass
-class Run:
+class Run(Phased):
     """One `kraft` command: the plan, and what it acts through."""
 
     plan: KRaftPlan
     plan_yaml: str
-    store: Store
+    op: Operation  # the runbook: journal and phase reached
     operator: KRaftOperator
     admin: ClusterAdmin
-    report: Callable[[str], None]
     timeout_s: float = 180.0
     status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
     until: str = PHASES[-1]  # migrate: the last phase to run now
@@ -62,51 +68,11 @@ class Run:
     def cluster(self) -> str:
         return self.plan.kafka
 
-    def patiently(self, step: Callable[[], T]) -> T:
-        return WaitPolicy(self.timeout_s).run(step)
-
-    def done(self, phase: str, step: str, detail: str | None = None) -> None:
-        moves.record(self.store, self.cluster, phase, step, "done", detail)
-        self.report(f"{phase}: {step}" + (f" ({detail})" if detail else ""))
-
-    def wait(self, condition: Callable[[], bool], what: str) -> None:
-        started = time.monotonic()
-        while not condition():
-            elapsed = time.monotonic() - started
-            self.status(f"waiting for {what} ({elapsed:.0f}s of {self.timeout_s:g}s)")
-            if elapsed > self.timeout_s:
-                raise KafkaOperationError(
-                    f"waited {self.timeout_s:g}s for {what}; run the same `kmigrate kraft` "
-                    "command again to resume, or see `kmigrate kraft status`"
-                )
-            time.sleep(0.3)
-
     def mode(self, broker: int) -> str:
         return broker_mode_direct(self.admin.cluster, self.plan.brokers[broker], broker)
 
     def znodes(self) -> Znodes:
         return self.patiently(lambda: Znodes.read(self.plan.zookeeper_connect))
-
-
-@contextmanager
-def exclusively(
-    store: Store, cluster: str, command: str, report: Callable[[str], None]
-) -> Iterator[None]:
-    """One `kraft` command at a time per cluster; a killed one's lock is taken over."""
-
-    def taken_over(gone: Holder) -> None:
-        detail = f"pid {gone.pid} (`kmigrate {gone.command}`) had died"
-        moves.record(store, cluster, "lock", "taken over", "done", detail)
-        report(f"taking over the migration's lock: {detail}")
-
-    with held(
-        store,
-        f"kraft:{cluster}",
-        command,
-        what=f"the migration of cluster '{cluster}' to KRaft",
-        on_takeover=taken_over,
-    ):
-        yield
 
 
 # ---------------------------------------------------------------------- migrate
@@ -115,7 +81,7 @@ def exclusively(
 def run_migration(run: Run) -> None:
     """The phases not done yet, up to ``run.until`` (at most every broker a KRaft
     broker; finalizing is its own command)."""
-    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    state = run.op.begin(run.plan_yaml)
     if state.phase in (FINALIZED, REVERTED):
         raise ConflictError(
             f"the migration of '{run.cluster}' is {state.phase}; plan again with "
@@ -125,17 +91,13 @@ def run_migration(run: Run) -> None:
         )
     if state.phase == "planned":
         _first_look(run)
-    reached = PHASES.index(state.phase) + 1 if state.phase in PHASES else 0
     steps = {"controllers": controllers, "roll1": roll1, "dual-write": dual_write, "roll2": roll2}
-    for phase in PHASES[reached : PHASES.index(run.until) + 1]:
-        run.report(f"phase {phase}")
-        try:
-            steps[phase](run)
-            _same_metadata(run, phase)
-        except KMigrateError as exc:
-            moves.record(run.store, run.cluster, phase, "stopped", "refused", exc.message)
-            raise
-        moves.set_phase(run.store, run.cluster, phase)
+
+    def phase_checked(phase: str) -> None:
+        steps[phase](run)
+        _same_metadata(run, phase)
+
+    run.op.run_phases(PHASES, phase_checked, reached=state.phase, until=run.until)
     if run.until != PHASES[-1]:
         run.report(f"stopped after {run.until} as asked; run `kraft migrate` again to go on")
         return
@@ -159,12 +121,12 @@ def _first_look(run: Run) -> None:
     if problem is not None:
         raise ConflictError(f"not starting the migration of '{run.cluster}': {problem}")
     taken = run.patiently(lambda: snapshot.take(run.admin))
-    moves.record(run.store, run.cluster, "check", "snapshot", "done", taken.to_json())
+    run.op.record("check", "snapshot", "done", taken.to_json())
     run.report(f"metadata read: {taken.summary}")
 
 
 def _baseline(run: Run) -> snapshot.Snapshot | None:
-    events = moves.history(run.store, run.cluster)
+    events = run.op.history()
     found = [e for e in events if e.phase == "check" and e.step == "snapshot" and e.detail]
     return snapshot.Snapshot.from_json(found[-1].detail or "") if found else None
 
@@ -192,14 +154,14 @@ def _same_metadata(run: Run, phase: str) -> None:
             + "; ".join(changed[:5])
             + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
         )
-    run.done(phase, "metadata unchanged", after.summary)
+    run.op.done(phase, "metadata unchanged", after.summary)
 
 
 def controllers(run: Run) -> None:
     plan = run.plan
     for node_id in plan.controller_ids:
         run.operator.start_controller(node_id, plan.controller_properties(node_id), plan.cluster_id)
-        run.done("controllers", f"controller {node_id}", "formatted and started")
+        run.op.done("controllers", f"controller {node_id}", "formatted and started")
     for c in plan.controllers:
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} on {c.host}:{c.port}")
     run.wait(lambda: run.znodes().migration is not None, "the KRaft controller's /migration znode")
@@ -218,7 +180,7 @@ def dual_write(run: Run) -> None:
 
     run.wait(migrated, "the controller to migrate the metadata and write both ways (dual-write)")
     found = run.znodes()
-    run.done(
+    run.op.done(
         "dual-write",
         "metadata migrated",
         f"controller {found.controller_id}, KRaft offset {found.metadata_offset}",
@@ -259,11 +221,11 @@ def _bring(
     restart waits for it to end). A broker
     in one of ``left_as_is`` is not touched."""
     now = run.mode(broker)
-    interrupted = moves.interrupted(run.store, run.cluster, broker)
+    interrupted = run.op.interrupted(f"broker {broker}")
     if now == DOWN and not interrupted:
         now = _mode_answering(run, broker)  # someone else restarts it: wait
     if now == mode or now in left_as_is:
-        moves.record(run.store, run.cluster, phase, f"broker {broker}", "skipped", now)
+        run.op.record(phase, f"broker {broker}", "skipped", now)
         return
     if now != DOWN and now not in from_modes:
         raise ConflictError(
@@ -278,10 +240,10 @@ def _bring(
             f"every broker in sync before restarting broker {broker}",
         )
     run.report(f"{phase}: restarting broker {broker} into {mode} mode")
-    moves.record(run.store, run.cluster, phase, f"broker {broker}", "started", mode)
+    run.op.record(phase, f"broker {broker}", "started", mode)
     run.operator.restart_broker(broker, change, quick_stop=quick_stop)
     _back(run, broker, mode)
-    run.done(phase, f"broker {broker}", f"{mode} mode")
+    run.op.done(phase, f"broker {broker}", f"{mode} mode")
 
 
 def _back(run: Run, broker: int, mode: str) -> None:
@@ -330,7 +292,7 @@ def _answers(host: str, port: int) -> bool:
 
 def finalize(run: Run) -> None:
     """The controllers restart without ZooKeeper: KRaft for good (no revert after)."""
-    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    state = run.op.begin(run.plan_yaml)
     if state.phase == FINALIZED:
         run.report(f"cluster {run.cluster} is already finalized")
         return
@@ -342,7 +304,7 @@ def finalize(run: Run) -> None:
     problem = _health(run, KRAFT)
     if problem is not None:
         raise ConflictError(f"not finalizing '{run.cluster}': {problem}")
-    moves.set_phase(run.store, run.cluster, "finalize")
+    run.op.set_phase("finalize")
     plan = run.plan
     for c in plan.controllers:
         run.report(f"finalize: restarting controller {c.node_id} without ZooKeeper")
@@ -353,9 +315,9 @@ def finalize(run: Run) -> None:
         run.wait(
             lambda: _health(run, KRAFT) is None, "every broker serving, nothing under-replicated"
         )
-        run.done("finalize", f"controller {c.node_id}", "KRaft only")
+        run.op.done("finalize", f"controller {c.node_id}", "KRaft only")
     _same_metadata(run, "finalize")
-    moves.set_phase(run.store, run.cluster, FINALIZED)
+    run.op.set_phase(FINALIZED)
     run.report(f"cluster {run.cluster} runs on KRaft; ZooKeeper is no longer used or written")
 
 
@@ -367,7 +329,7 @@ def revert(run: Run) -> None:
     KRaft brokers back into migration mode; the controllers deprovisioned; `/controller`
     and `/migration` deleted so a broker becomes the controller again; every broker
     restarted without the migration settings."""
-    state = moves.begin(run.store, run.cluster, run.plan_yaml)
+    state = run.op.begin(run.plan_yaml)
     if state.phase in (FINALIZED, "finalize"):
         raise ConflictError(
             f"cluster '{run.cluster}' was finalized: KRaft is for good, there is no way back "
@@ -376,7 +338,7 @@ def revert(run: Run) -> None:
     if state.phase == REVERTED:
         run.report(f"cluster {run.cluster} is already back in ZooKeeper mode")
         return
-    moves.record(run.store, run.cluster, "revert", "started", "done", f"from phase {state.phase}")
+    run.op.record("revert", "started", "done", f"from phase {state.phase}")
     plan = run.plan
     for broker in sorted(plan.brokers):
         change = plan.revert_roll2_for(broker)
@@ -385,16 +347,16 @@ def revert(run: Run) -> None:
         )
     for node_id in plan.controller_ids:
         run.operator.stop_controller(node_id, wipe=True)
-        run.done("revert", f"controller {node_id}", "deprovisioned")
+        run.op.done("revert", f"controller {node_id}", "deprovisioned")
     found = run.znodes()
     if found.controller_id in set(plan.controller_ids) or found.migration is not None:
         run.patiently(lambda: Znodes.clear(plan.zookeeper_connect))
-        run.done("revert", "znodes", "/controller and /migration deleted")
+        run.op.done("revert", "znodes", "/controller and /migration deleted")
     for broker in sorted(plan.brokers):
         # its controlled shutdown would wait for the controllers just deprovisioned
         _bring(run, "revert", broker, ZK, plan.revert_roll1(), (MIGRATING,), quick_stop=True)
     run.wait(lambda: run.znodes().controller_id in plan.brokers, "a broker elected controller")
     run.wait(lambda: _health(run, ZK) is None, "every broker in ZooKeeper mode, in sync")
     _same_metadata(run, "revert")
-    moves.set_phase(run.store, run.cluster, REVERTED)
+    run.op.set_phase(REVERTED)
     run.report(f"cluster {run.cluster} runs in ZooKeeper mode as before")

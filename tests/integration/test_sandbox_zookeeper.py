@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.models import Record
+from kmigrate.model.records import Record
 from kmigrate.sandbox.process import is_running
 from kmigrate.sandbox.state import load_state
 from tests.helpers import run_cli, unique, wait_for

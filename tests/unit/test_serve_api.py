@@ -16,7 +16,8 @@ from tests.unit.test_zk_plan import _kafka, _view
 from kmigrate.config import load_settings
 from kmigrate.serve.app import create_app
 from kmigrate.store import reassignments as stored_moves
-from kmigrate.store import store_for, zk_moves
+from kmigrate.store import store_for
+from kmigrate.zk.move import ensemble_move
 from kmigrate.zk.plan import plan_move
 
 SECRET = "pa55-w0rd-never-shown"
@@ -112,8 +113,8 @@ def test_a_reassignment_and_a_zookeeper_move_read_from_the_store(config: Path) -
     stored_moves.set_states(store, "a", [("t", 0)], "done")
     source, target = _view("old", [1, 2, 3]), _view("new", [4, 5, 6])
     plan = plan_move(source, target, _kafka(source), "/kafka")
-    zk_moves.begin_move(store, "b", plan.to_yaml("p.yaml"))
-    zk_moves.record(store, "b", "join", "joined server 4", "ok")
+    ensemble_move(store, "b").begin(plan.to_yaml("p.yaml"))
+    ensemble_move(store, "b").record("join", "joined server 4", "ok")
     client = _client(config)
     moving = client.get("/api/reassignments/a").json()
     assert moving["state"] == "running"

@@ -24,7 +24,7 @@ from kmigrate.kraft.conversion import (
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import KRaftPlan, load_plan, parse_plan, plan_kraft
 from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
-from kmigrate.sandbox.ports import free_ports
+from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
 from kmigrate.store import store_for
 

@@ -17,8 +17,8 @@ from typing import NoReturn
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, KMigrateError, NotFoundError
-from kmigrate.migration.model import Item
 from kmigrate.migration.plan import Plan, parse_plan
+from kmigrate.model.migrations import Item
 from kmigrate.runbook.lock import held
 from kmigrate.store import Store
 from kmigrate.store.locks import Holder

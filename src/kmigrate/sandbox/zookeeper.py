@@ -18,9 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from kmigrate.errors import BrokerStartError
+from kmigrate.net import free_ports
 from kmigrate.sandbox import process
 from kmigrate.sandbox.jars import ensure_jars, jars_cached
-from kmigrate.sandbox.ports import free_ports
 from kmigrate.sandbox.properties import logging_config, logging_flag
 from kmigrate.sandbox.state import SandboxEnsemble, ZkNode
 from kmigrate.zookeeper.words import server_mode

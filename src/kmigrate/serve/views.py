@@ -10,6 +10,7 @@ from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError, NotFoundError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kraft.conversion import kraft_conversion
 from kmigrate.kraft.plan import parse_plan as parse_kraft_plan
 from kmigrate.migration.observe import observe
 from kmigrate.migration.report import status_json
@@ -18,10 +19,11 @@ from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
 from kmigrate.model.links import Link
 from kmigrate.reassign.report import status_json as reassignment_json
-from kmigrate.store import Store, kraft_moves, zk_moves
+from kmigrate.store import Store
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store.links import list_links, require_link
 from kmigrate.store.migrations import events_of, items_of, migration_names
+from kmigrate.zk.move import ensemble_move
 from kmigrate.zk.report import status_json as zk_move_json
 
 log = logging.getLogger(__name__)
@@ -110,17 +112,18 @@ def reassignment(settings: Settings, store: Store, cluster: str) -> dict[str, An
 def zk_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
     """A ZooKeeper ensemble move of ``cluster``: what `zk status` shows, and its history."""
     settings.cluster(cluster)
-    found = zk_moves.get_move(store, cluster)
+    found = ensemble_move(store, cluster).get()
     if found is None:
         raise NotFoundError(f"cluster '{cluster}' has no ZooKeeper move; plan one with `zk plan`")
-    return {**zk_move_json(found), "history": to_jsonable(zk_moves.history(store, cluster))}
+    return {**zk_move_json(found), "history": to_jsonable(ensemble_move(store, cluster).history())}
 
 
 def kraft_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]:
     """A migration of ``cluster`` to KRaft, as the store has it: its phase, controllers and
     history (`kraft status` also asks each broker its mode; the API only reads)."""
     settings.cluster(cluster)
-    found = kraft_moves.get(store, cluster)
+    conversion = kraft_conversion(store, cluster)
+    found = conversion.get()
     if found is None:
         raise NotFoundError(
             f"cluster '{cluster}' has no migration to KRaft; plan one with `kraft plan`"
@@ -132,6 +135,8 @@ def kraft_move(settings: Settings, store: Store, cluster: str) -> dict[str, Any]
         "controllers": plan.voters,
         "brokers": sorted(plan.brokers),
         "history": [
-            e for e in to_jsonable(kraft_moves.history(store, cluster)) if e["step"] != "snapshot"
+            e
+            for e in to_jsonable(kraft_conversion(store, cluster).history())
+            if e["step"] != "snapshot"
         ],
     }

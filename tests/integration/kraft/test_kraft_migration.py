@@ -31,7 +31,7 @@ from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
-from kmigrate.models import AclEntry, TopicPartitionOffset
+from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app

@@ -33,8 +33,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kazoo.exceptions import NoNodeError
-
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.gateway.control.partition_moves import (
@@ -52,6 +50,7 @@ from kmigrate.gateway.protocol.entities import build, item_type
 from kmigrate.gateway.protocol.wire import request_type
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import TopicInfo
+from kmigrate.zookeeper import NoNodeError
 
 FENCE_TIMEOUT_S = 20.0
 Progress = Callable[[str], None]

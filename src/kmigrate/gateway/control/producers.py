@@ -25,13 +25,12 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.protocol.entities import build
 from kmigrate.gateway.protocol.wire import request_type
+from kmigrate.zookeeper import KazooClient, KazooException, NodeExistsError, NoNodeError
 
 Key = tuple[int, int]  # (producer id, epoch) as the client knows them
 log = logging.getLogger("kmigrate.gateway.producers")  # as before the move (logs)

@@ -22,16 +22,21 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
-
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.gateway.control.marks import merged
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.routes import RoutingTable, parse_table
-from kmigrate.zk.client import session_client
-from kmigrate.zk.ensemble import resolve_ensemble
+from kmigrate.zookeeper import (
+    BadVersionError,
+    KazooClient,
+    KazooState,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    resolve_ensemble,
+    session_client,
+)
 
 log = logging.getLogger("kmigrate.gateway.registry")  # as before the move (logs)
 

@@ -1,0 +1,1 @@
+"""The KRaft conversion: a ZooKeeper-mode cluster to KRaft (KIP-866), phase by phase."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -43,6 +44,18 @@ def cluster_admins(
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def plan_output_options(command: F) -> F:
+    """`-o/--output FILE` (required) and `--force`: where a `plan` command writes."""
+    command = click.option("--force", is_flag=True, help="Overwrite an existing plan file.")(
+        command
+    )
+    return click.option(
+        "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
+    )(command)
+
+
 cluster_option = click.option(
     "--cluster",
     "cluster_name",

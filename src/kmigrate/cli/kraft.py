@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
 from kmigrate.cli.operations import acting, choose_operator, print_history
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
@@ -76,10 +76,7 @@ def group() -> None:
     help="Where each controller listens (repeat; default on a loopback cluster: free ports "
     "on 127.0.0.1).",
 )
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
-)
-@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@plan_output_options
 @json_option
 @pass_app
 def plan(

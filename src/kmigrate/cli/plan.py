@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
@@ -36,10 +36,7 @@ def group() -> None:
     help="Which side switches to the target first.",
 )
 @click.option("--name", metavar="NAME", help="Migration (and link) name; default SOURCE-to-TARGET.")
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
-)
-@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@plan_output_options
 @click.option(
     "--via-gateway",
     is_flag=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
+from kmigrate.cli.context import AppContext, int_list, json_option, pass_app, plan_output_options
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -52,8 +52,7 @@ def group() -> None:
     help="A kafka-reassign-partitions JSON file.",
 )
 @topics_option
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
-@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@plan_output_options
 @json_option
 @pass_app
 def plan(

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
 from kmigrate.cli.operations import acting, choose_operator, print_history
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, NotFoundError
@@ -43,10 +43,7 @@ def group() -> None:
     "--to", "target", required=True, metavar="ENSEMBLE|CONNECT", help="The (empty) new ensemble."
 )
 @click.option("--chroot", metavar="/PATH", help="Kafka's chroot (default: the brokers' own).")
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
-)
-@click.option("--force", is_flag=True, help="Overwrite an existing plan file.")
+@plan_output_options
 @json_option
 @pass_app
 def plan(

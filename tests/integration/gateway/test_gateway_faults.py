@@ -23,10 +23,18 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway, running_gateway
 from tests.integration.gateway.traffic import Reader, Traffic, read_once, route, routed_topic
+from tests.integration.gateway.verifiable import (
+    check_accounted,
+    java_consumer,
+    java_epochs,
+    java_producer,
+    wait_read,
+)
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +192,35 @@ def test_failover_when_the_origin_dies_and_no_offset_jumps_when_it_returns(
 
 def _values(config: Any, topic: str, partition: int, start: int, end: int) -> list[bytes]:
     return [r.value for r in read_partition(config, topic, partition, start, end)]
+
+
+def test_the_first_producer_of_a_backend_still_loading_neither_stalls_nor_misreports(
+    faulty: tuple[Gateway, Path], tmp_path: Path
+) -> None:
+    """Kafka's Java producer (5 requests in flight) starts while `extra`'s broker is down
+    and comes back: its first batches are refused, the backend's producer ids are not
+    ready (COORDINATOR_LOAD_IN_PROGRESS) for a moment, later batches are ready first.
+    Nothing may be written out of order, reported failed, or make it bump its epoch."""
+    gw, extra_dir = faulty
+    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    topic = routed_topic(gw, load_settings(gw.config).cluster("extra"), "gw-first", 3)
+    broker = manager.load_state(extra_dir).clusters["extra"].brokers[0].node_id
+    manager.stop_broker(extra_dir, "extra", broker, kill=True)
+    producer, produced = java_producer(jars, gw.bootstrap, topic, tmp_path, rate=500, keys=30)
+    producer.start()
+    try:
+        wait_for(lambda: "ProducerId set to" in producer.log.read_text(), timeout=60,
+                 message="the producer has its id (from the group home)")  # fmt: skip
+        manager.up(extra_dir, manager.UpRequest(clusters=["extra"]))
+        wait_for(lambda: produced.count() > 2000 or not producer.alive(), timeout=120,
+                 message="records acknowledged once `extra` is back")  # fmt: skip
+    finally:
+        producer.stop()
+    consumer, consumed = java_consumer(jars, gw.bootstrap, topic, unique("gw-first"), tmp_path)
+    consumer.start()
+    try:
+        wait_read(consumed, produced)
+    finally:
+        consumer.stop()
+    check_accounted(produced, consumed.records)
+    assert len(java_epochs(producer)) == 1, java_epochs(producer)

@@ -31,7 +31,6 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
@@ -43,11 +42,10 @@ from kmigrate.gateway.control.partition_moves import (
     check_start,
     writers_key,
 )
+from kmigrate.gateway.control.producers import describe_producers_request
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
 from kmigrate.gateway.protocol.backend import Backend
-from kmigrate.gateway.protocol.entities import build, item_type
-from kmigrate.gateway.protocol.wire import request_type
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import TopicInfo
 from kmigrate.zookeeper import NoNodeError
@@ -418,7 +416,7 @@ async def _describe_producers(
             by_leader.setdefault(leader.broker, []).append(p)
         found: dict[int, dict[tuple[int, int], int]] = {}
         for broker, mine in by_leader.items():
-            answer = await backend.call_broker(broker, _describe_request(topic, mine))
+            answer = await backend.call_broker(broker, describe_producers_request(topic, mine))
             for t in answer.topics:
                 for reply in t.partitions:
                     if reply.error_code != 0:
@@ -433,12 +431,6 @@ async def _describe_producers(
         return found
     finally:
         backend.close()
-
-
-def _describe_request(topic: str, partitions: list[int]) -> Any:
-    request = request_type(61, 0)
-    wanted = build(item_type(request, "topics"), name=topic, partition_indexes=tuple(partitions))
-    return build(request, topics=(wanted,))
 
 
 def _names(topic: str, partitions: Iterable[int]) -> str:

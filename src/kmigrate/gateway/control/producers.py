@@ -21,20 +21,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
-from kmigrate.gateway.protocol.entities import build
+from kmigrate.gateway.protocol.entities import build, item_type
 from kmigrate.gateway.protocol.wire import request_type
 from kmigrate.zookeeper import KazooClient, KazooException, NodeExistsError, NoNodeError
 
 Key = tuple[int, int]  # (producer id, epoch) as the client knows them
 log = logging.getLogger("kmigrate.gateway.producers")  # as before the move (logs)
 TOUCH_EVERY_S = 3600.0
+ALLOCATE_S = 10.0  # how long a loading coordinator is waited for
+_NOT_YET = {
+    ErrorCode.coordinator_load_in_progress,
+    ErrorCode.coordinator_not_available,
+    ErrorCode.not_coordinator,
+}
 FORGET_AFTER_S = 7 * 24 * 3600.0
 
 
@@ -139,7 +145,8 @@ class ProducerIds:
 
 
 async def allocate(backend: Backend) -> Key:
-    """A new idempotent (not transactional) producer id from ``backend``."""
+    """A new idempotent (not transactional) producer id from ``backend``; a coordinator
+    that is still loading (a broker just started) is asked again for ALLOCATE_S."""
     _, high = backend.versions.get(22, (0, 4))
     request = build(
         request_type(22, min(high, 4)),
@@ -148,9 +155,20 @@ async def allocate(backend: Backend) -> Key:
         producer_id=-1,
         producer_epoch=-1,
     )
-    answer: Any = await backend.call_any(request)
-    if answer.error_code != ErrorCode.none:
-        raise BackendUnavailable(
-            f"cluster {backend.name}: no producer id ({answer.error_code.name})"
-        )
-    return int(answer.producer_id), int(answer.producer_epoch)
+    deadline = time.monotonic() + ALLOCATE_S
+    while True:
+        answer: Any = await backend.call_any(request)
+        code = answer.error_code
+        if code == ErrorCode.none:
+            return int(answer.producer_id), int(answer.producer_epoch)
+        if code not in _NOT_YET or time.monotonic() > deadline:
+            raise BackendUnavailable(f"cluster {backend.name}: no producer id ({code.name})")
+        await asyncio.sleep(0.1)
+
+
+def describe_producers_request(topic: str, partitions: Iterable[int]) -> Any:
+    """DescribeProducers (KIP-664) for ``partitions`` of ``topic``: each one's active
+    producers with their last sequence, from the partition's leader."""
+    request = request_type(61, 0)
+    wanted = build(item_type(request, "topics"), name=topic, partition_indexes=tuple(partitions))
+    return build(request, topics=(wanted,))

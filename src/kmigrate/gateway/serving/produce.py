@@ -16,11 +16,10 @@ import logging
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
-from kmigrate.gateway.control.partition_moves import writers_key
-from kmigrate.gateway.control.routes import TopicRoute
 from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
-from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving import split, starts, virtual
+from kmigrate.gateway.serving.first_writes import Key
 from kmigrate.gateway.serving.messages import (
     ProducePartition,
     ProducePartitionResponse,
@@ -60,22 +59,26 @@ async def produce(
         writes = _writes(body)
         for write in writes:
             guard.sent(write)
+        opened: dict[starts.Partition, Key] = {}
         try:
+            opened, refused = await starts.check(state, body)
             answer = await split.produce(
                 body,
-                _place_write(state, body),
+                _place_write(state, body, refused),
                 send,
                 on_failure=lambda target, exc: _produce_failed(state, target, exc),
                 on_errors=state.answered,
             )
         except BaseException:
+            starts.settle(state, opened, None)
             for write in writes:
                 guard.answered(write, ErrorCode.unknown_server_error)
             raise
+        starts.settle(state, opened, answer)
         return _guarded(answer, writes, guard)
 
 
-def _place_write(state: State, body: ProduceRequest) -> split.Place:
+def _place_write(state: State, body: ProduceRequest, refused: set[tuple[str, int]]) -> split.Place:
     reply_type = split.reply_partition_type(split.PRODUCE, body)
 
     def place(
@@ -85,13 +88,15 @@ def _place_write(state: State, body: ProduceRequest) -> split.Place:
         if isinstance(found, ErrorCode):
             return found
         route, p = found
+        if (topic, p) in refused:
+            return ErrorCode.not_leader_or_follower  # an earlier batch must come first
         if state.fences.fenced((topic, p)):
             return ErrorCode.not_leader_or_follower  # parked too long: not written, retry
         target = state.target(route.cluster_of(p), topic, p)
         space = route.space(p)
         if space is None or isinstance(target, ErrorCode):
             return target
-        if _written_on_origin(route, p, item):
+        if starts.written_on_origin(route, p, item):
             log.info("%s[%d]: a retried write the origin holds; answered as written", topic, p)
             return split.Local(split.PRODUCE.error(reply_type, p, ErrorCode.none))
         return split.Routed(target, item, virtual.produce_fix(space))
@@ -115,7 +120,9 @@ def _fire_and_forget(
             if fenced:
                 await state.fences.admit(keys)
                 stack.enter_context(state.fences.writing(keys))
-            await split.produce(body, _place_write(state, body), send, on_failure=state.failed)
+            await split.produce(
+                body, _place_write(state, body, set()), send, on_failure=state.failed
+            )
 
     asyncio.get_running_loop().create_task(forward()).add_done_callback(quiet)
 
@@ -170,21 +177,6 @@ def with_acks_all(request: ProduceRequest) -> ProduceRequest:
     000's question 2: a write a leader alone acknowledged is lost when leadership moves,
     migration or not)."""
     return request if int(request.acks) == -1 else dataclasses.replace(request, acks=-1)
-
-
-def _written_on_origin(route: TopicRoute, partition: int, item: ProducePartition) -> bool:
-    """Whether ``item`` is a retried write the origin already holds (its answer was lost
-    as the partition moved): sent to the target it would be written twice."""
-    chain = route.migrations.get(partition)
-    writers = chain[-1].writers if chain else None
-    if not writers or not item.records:
-        return False
-    sequence = batches.sequence_of(item.records)
-    last = batches.last_sequence_of(item.records)
-    if sequence is None or last is None:
-        return False
-    held = writers.get(writers_key(sequence[0], sequence[1]))
-    return held is not None and last <= held
 
 
 def _writes(body: ProduceRequest) -> list[Write]:

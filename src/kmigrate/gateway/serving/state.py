@@ -26,6 +26,7 @@ from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable, Leader
 from kmigrate.gateway.protocol.wire import known_versions
 from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving.first_writes import FirstWrites
 from kmigrate.gateway.serving.stats import Timings
 
 log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
@@ -95,6 +96,7 @@ class State:
         self.producer_ids = producer_ids
         self.fences = fences or Fences(_no_acknowledgement)
         self.marks = Marks()
+        self.first_writes = FirstWrites()
         self.timings = Timings()
         self._down: set[str] = set()  # backends that failed, until one answers again
 

@@ -54,13 +54,17 @@ async def produce(
     if int(body.acks) == 0:
         _fire_and_forget(state, body, keys, send)
         return None
-    await state.fences.admit(keys)
-    with state.fences.writing(keys):
-        writes = _writes(body)
-        for write in writes:
-            guard.sent(write)
-        opened: dict[starts.Partition, Key] = {}
-        try:
+    # Known to the connection's guard from arrival on: while this request is parked
+    # behind a fence, a later request's batch of the same partition that overtakes it
+    # and is refused as out of order is not the client's gap (kmigrate.gateway.serving.
+    # sequences).
+    writes = _writes(body)
+    for write in writes:
+        guard.sent(write)
+    opened: dict[starts.Partition, Key] = {}
+    try:
+        await state.fences.admit(keys)
+        with state.fences.writing(keys):
             opened, refused = await starts.check(state, body)
             answer = await split.produce(
                 body,
@@ -69,13 +73,13 @@ async def produce(
                 on_failure=lambda target, exc: _produce_failed(state, target, exc),
                 on_errors=state.answered,
             )
-        except BaseException:
-            starts.settle(state, opened, None)
-            for write in writes:
-                guard.answered(write, ErrorCode.unknown_server_error)
-            raise
-        starts.settle(state, opened, answer)
-        return _guarded(answer, writes, guard)
+    except BaseException:
+        starts.settle(state, opened, None)
+        for write in writes:
+            guard.answered(write, ErrorCode.unknown_server_error)
+        raise
+    starts.settle(state, opened, answer)
+    return _guarded(answer, writes, guard)
 
 
 def _place_write(state: State, body: ProduceRequest, refused: set[tuple[str, int]]) -> split.Place:
@@ -202,6 +206,12 @@ def _guarded(answer: ProduceResponse, writes: list[Write], guard: SequenceGuard)
             key = (topic.name, int(reply.index))
             if key in by_key:
                 code = guard.answered(by_key[key], reply.error_code)
+                if code == ErrorCode.out_of_order_sequence_number:
+                    log.warning(
+                        "%s[%d]: the backend refused sequence %d of producer %d as out of "
+                        "order; the client will bump its epoch",
+                        *key, by_key[key].sequence, by_key[key].producer[0],
+                    )  # fmt: skip
                 if code != reply.error_code:
                     changed[key] = code
     if not changed:

@@ -3,7 +3,9 @@ each (kmigrate.gateway.serving.split), always with acks=all, an idempotent produ
 batches carrying the producer id the backend knows. A partition that moved answers in
 virtual offsets; its writes wait while a move fences them
 (kmigrate.gateway.control.fences); a retried write its origin already holds is
-answered as written, not written twice. Transactions are refused.
+answered as written, not written twice. A transactional producer's batches go to the
+group home unchanged; one that would write elsewhere is refused
+(kmigrate.gateway.serving.transactions).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from kmigrate.gateway.control.partition_moves import writers_key
 from kmigrate.gateway.control.routes import TopicRoute
 from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
-from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving import split, transactions, virtual
 from kmigrate.gateway.serving.messages import (
     ProducePartition,
     ProducePartitionResponse,
@@ -37,10 +39,8 @@ async def produce(
     state: State, body: ProduceRequest, guard: SequenceGuard
 ) -> ProduceResponse | None:
     """The answer to a Produce request (None for acks=0: the client expects none)."""
-    if body.transactional_id:
-        return await split.produce(
-            body, lambda _t, _p: ErrorCode.transactional_id_authorization_failed, state.send
-        )
+    if body.transactional_id and (refused := await transactions.refused_produce(state, body)):
+        return refused  # a transaction would span backends
 
     async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
         part = await _for_cluster(state, target[0], with_acks_all(part))

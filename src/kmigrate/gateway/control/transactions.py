@@ -156,56 +156,66 @@ def wait_closed(
     """Return once no open transaction on its origin covers any partition of ``origins``
     (partition -> origin cluster); refused (ConflictError naming the transactional ids)
     if one is still open after ``timeout_s``."""
-    asyncio.run(_wait_closed(settings, origins, topic, timeout_s, progress))
-
-
-async def _wait_closed(
-    settings: Settings,
-    origins: Mapping[int, str],
-    topic: str,
-    timeout_s: float,
-    progress: Callable[[str], None],
-) -> None:
     clusters = sorted(set(origins.values()))
-    backends = [Backend(settings.cluster(c), "kmigrate-gateway-migrate") for c in clusters]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    told = False
-    try:
-        for backend in backends:
-            await backend.start()
-        while True:
-            try:
-                covered = await _covered(backends, origins, topic)
-            except (TransactionsUnknown, BackendUnavailable) as exc:
-                if loop.time() >= deadline:
+    watch = _Watch(
+        [Backend(settings.cluster(c), "kmigrate-gateway-migrate") for c in clusters],
+        origins,
+        topic,
+        timeout_s,
+    )
+    asyncio.run(watch.until_closed(progress))
+
+
+@dataclass
+class _Watch:
+    """The open transactions on a move's origins that cover its partitions."""
+
+    backends: list[Backend]
+    origins: Mapping[int, str]
+    topic: str
+    timeout_s: float
+
+    async def until_closed(self, progress: Callable[[str], None]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        told = False
+        try:
+            for backend in self.backends:
+                try:
+                    await backend.start()
+                except BackendUnavailable as exc:
                     raise ConflictError(
-                        f"cannot tell whether a transaction is open on {topic} ({exc}); "
+                        f"cannot ask cluster '{backend.name}' about open transactions ({exc}); "
                         "nothing moved: run the command again"
                     ) from None
+            while (covered := await self._covered(late=loop.time() >= deadline)) != {}:
+                if covered and not told:
+                    ids = sorted({i for found in covered.values() for i in found})
+                    wait = f"at most {self.timeout_s:g}s"
+                    progress(f"waiting ({wait}) for transaction(s) {ids} to end")
+                    told = True
                 await asyncio.sleep(POLL_S)
-                continue
-            if not covered:
-                return
-            if loop.time() >= deadline:
-                raise ConflictError(still_open(topic, covered, timeout_s))
-            if not told:
-                ids = sorted({i for found in covered.values() for i in found})
-                progress(f"waiting (at most {timeout_s:g}s) for open transaction(s) {ids} to end")
-                told = True
-            await asyncio.sleep(POLL_S)
-    finally:
-        for backend in backends:
-            backend.close()
+        finally:
+            for backend in self.backends:
+                backend.close()
 
-
-async def _covered(
-    backends: list[Backend], origins: Mapping[int, str], topic: str
-) -> dict[int, list[str]]:
-    covered: dict[int, list[str]] = {}
-    for backend in backends:
-        if 66 not in backend.versions or 65 not in backend.versions:
-            continue  # Kafka before 3.0 cannot list transactions: nothing to ask
-        mine = [p for p, c in origins.items() if c == backend.name]
-        covered |= covering(await open_transactions(backend), topic, mine)
-    return covered
+    async def _covered(self, late: bool) -> dict[int, list[str]] | None:
+        """Per partition, the open transactions covering it (None when a backend could
+        not tell: asked again); refused once ``late``."""
+        try:
+            covered: dict[int, list[str]] = {}
+            for backend in self.backends:
+                if 66 not in backend.versions or 65 not in backend.versions:
+                    continue  # Kafka before 3.0 cannot list transactions: nothing to ask
+                mine = [p for p, c in self.origins.items() if c == backend.name]
+                covered |= covering(await open_transactions(backend), self.topic, mine)
+        except (TransactionsUnknown, BackendUnavailable) as exc:
+            if late:
+                raise ConflictError(
+                    f"cannot tell whether a transaction is open on {self.topic} ({exc}); "
+                    "nothing moved: run the command again"
+                ) from None
+            return None
+        if covered and late:
+            raise ConflictError(still_open(self.topic, covered, self.timeout_s))
+        return covered

@@ -39,8 +39,8 @@ async def produce(
     state: State, body: ProduceRequest, guard: SequenceGuard
 ) -> ProduceResponse | None:
     """The answer to a Produce request (None for acks=0: the client expects none)."""
-    if body.transactional_id and (refused := await transactions.refused_produce(state, body)):
-        return refused  # a transaction would span backends
+    if body.transactional_id and (spanning := await transactions.refused_produce(state, body)):
+        return spanning  # a transaction would span backends
 
     async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
         part = await _for_cluster(state, target[0], with_acks_all(part))

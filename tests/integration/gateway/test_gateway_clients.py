@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 from kazoo.client import KazooClient
@@ -192,17 +192,6 @@ def test_the_kip_848_consumer_protocol_is_refused_clearly(gateway: Gateway) -> N
     said = read.stdout + read.stderr
     assert "does not support CONSUMER_GROUP_HEARTBEAT" in said, said[-2000:]
     assert "Processed a total of 0 messages" in said
-
-
-def test_a_transactional_producer_is_refused_clearly(gateway: Gateway) -> None:
-    producer = Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": "tx-1"})
-    try:
-        producer.init_transactions(20)
-    except KafkaException as exc:
-        error = exc.args[0]
-        assert error.code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, error
-    else:
-        raise AssertionError("a transactional producer was let through")
 
 
 def test_kafka_python_and_the_java_client_through_the_gateway(

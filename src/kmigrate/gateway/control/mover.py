@@ -6,16 +6,19 @@ Smooth migration (seed 000, the origin healthy), without a guessed migration off
 2. each partition's record is written ``Migrating`` with a new epoch (one
    compare-and-set): every instance parks that partition's new writes;
 3. wait until every registered instance acknowledged the fence with no write of the
-   partition in flight (an instance that dies drops out of the registry with its session);
+   partition in flight (an instance that dies drops out of the registry with its session),
+   then until no open transaction on the origin covers the partitions (a move never
+   splits a transaction: kmigrate.gateway.control.transactions), each wait at most the
+   fence timeout;
 4. read the origin's end offset (``end_offset``), the target's (``target_base``), and the
    origin's last sequence number per idempotent producer (so a retry of a write whose
    answer was lost is not written again on the target);
 5. flip: the record becomes ``Migrated`` and the route points at the target (one
    compare-and-set); parked writes go on to the target.
 
-If the fence is not acknowledged in time the records are taken back, the writes go on to
-the origin, and nothing moved. Running the command again after it was killed finishes
-the migration with a new epoch.
+If the fence is not acknowledged in time (or a transaction stays open) the records are
+taken back, the writes go on to the origin, and nothing moved. Running the command again
+after it was killed finishes the migration with a new epoch.
 
 Failover migration (the origin down): no fence (writes to the origin fail anyway) and
 no reading of the origin; ``end_offset`` is the highest high watermark any instance
@@ -34,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.gateway.control import transactions
 from kmigrate.gateway.control.partition_moves import (
     Migration,
     Mode,
@@ -108,6 +112,7 @@ def smooth(
     progress(f"fenced writes of {_names(topic, chosen)}; waiting for every gateway instance")
     try:
         _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
+        transactions.wait_closed(settings, origins, topic, fence_timeout_s, progress)
         while_fenced()
         ends = _offsets(settings, topic, origins, chosen)
         bases = _ends_on(settings, target, topic, chosen)

@@ -1,7 +1,7 @@
 """The gateway's side towards one backend cluster: a connection per broker (SASL when the
-cluster's config asks for it), the cluster's partition leaders, and its group
-coordinators. asyncio; the gateway sends the messages its clients sent (re-addressed)
-and gets the brokers' answers back as values."""
+cluster's config asks for it), the cluster's partition leaders, and its coordinators (of
+groups and of transactional ids). asyncio; the gateway sends the messages its clients
+sent (re-addressed) and gets the brokers' answers back as values."""
 
 from __future__ import annotations
 
@@ -200,7 +200,7 @@ class Backend:
         self.view = ClusterView()
         self.versions: dict[int, tuple[int, int]] = {}
         self._links: dict[tuple[str, int], BrokerLink] = {}
-        self._coordinators: dict[str, int] = {}
+        self._coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> broker
         self._refreshing: asyncio.Lock = asyncio.Lock()
 
     # ------------------------------------------------------------ connections
@@ -280,21 +280,23 @@ class Backend:
 
     # ------------------------------------------------------------ groups
 
-    async def coordinator(self, group: str) -> int:
-        """The broker that coordinates ``group`` in this cluster (cached until it moves)."""
-        if group in self._coordinators:
-            return self._coordinators[group]
-        answer = await self.call_any(wire.request_type(10, 3)(key=group, key_type=0))
+    async def coordinator(self, key: str, key_type: int = 0) -> int:
+        """The broker that coordinates group ``key`` (``key_type`` 0) or transactional id
+        ``key`` (1) in this cluster (cached until it moves)."""
+        if (key_type, key) in self._coordinators:
+            return self._coordinators[(key_type, key)]
+        answer = await self.call_any(wire.request_type(10, 3)(key=key, key_type=key_type))
         if answer.error_code != ErrorCode.none:
+            what = "group" if key_type == 0 else "transactional id"
             raise BackendUnavailable(
-                f"cluster {self.name}: no coordinator for group {group} ({answer.error_code.name})"
+                f"cluster {self.name}: no coordinator for {what} {key} ({answer.error_code.name})"
             )
         self.view.brokers.setdefault(int(answer.node_id), (answer.host, int(answer.port)))
-        self._coordinators[group] = int(answer.node_id)
+        self._coordinators[(key_type, key)] = int(answer.node_id)
         return int(answer.node_id)
 
-    def forget_coordinator(self, group: str) -> None:
-        self._coordinators.pop(group, None)
+    def forget_coordinator(self, key: str, key_type: int = 0) -> None:
+        self._coordinators.pop((key_type, key), None)
 
 
 def _host_port(server: str) -> tuple[str, int]:

@@ -7,6 +7,8 @@ module of its API family, each working on the instance's state
 * Fetch: kmigrate.gateway.serving.fetch
 * ListOffsets, OffsetForLeaderEpoch: kmigrate.gateway.serving.offsets
 * FindCoordinator, the group APIs, InitProducerId: kmigrate.gateway.serving.groups
+* AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit:
+  kmigrate.gateway.serving.transactions
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kmigrate.gateway.protocol.wire import Request
-from kmigrate.gateway.serving import fetch, groups, metadata, offsets, produce
+from kmigrate.gateway.serving import fetch, groups, metadata, offsets, produce, transactions
 from kmigrate.gateway.serving.sequences import SequenceGuard
 from kmigrate.gateway.serving.state import State
 
@@ -49,4 +51,6 @@ class Gateway(State):
                 return await groups.init_producer_id(self, body)
             case api if api in groups.GROUP_APIS:
                 return await groups.to_coordinator(self, body.group_id, body)
+            case api if api in transactions.APIS:
+                return await transactions.answer(self, api, body)
         raise AssertionError(f"no handler for api {request.api_key}")

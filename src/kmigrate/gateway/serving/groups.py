@@ -1,8 +1,9 @@
-"""Group requests, as the gateway answers them: FindCoordinator names this instance;
-the group APIs go to the group's coordinator in the "group home" cluster, found again
-when it moved. Transactions (and the KIP-848 consumer protocol, which the gateway does
-not list) are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message saying
-why; an idempotent producer gets its id from the group home.
+"""Group requests, as the gateway answers them: FindCoordinator names this instance, for
+groups and transactional ids alike; the group APIs go to the group's coordinator in the
+"group home" cluster, found again when it moved. An idempotent producer gets its id from
+the group home, a transactional one from its transaction coordinator there
+(kmigrate.gateway.serving.transactions). Other coordinator kinds (share groups) are
+refused with a message saying why; the KIP-848 consumer protocol is not listed.
 """
 
 from __future__ import annotations
@@ -26,18 +27,20 @@ from kmigrate.gateway.serving.state import State, quietly
 
 log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
 
-NO_TRANSACTIONS = "transactions are not supported through the kmigrate gateway"
+GROUP, TRANSACTION = 0, 1  # FindCoordinator key types the gateway serves
+NOT_COORDINATED = "the kmigrate gateway coordinates consumer groups and transactions only"
 GROUP_APIS = {8, 9, 11, 12, 13, 14}  # sent to the group's coordinator as they are
 _MOVED_COORDINATOR = {ErrorCode.not_coordinator, ErrorCode.coordinator_not_available}
 
 
 def find_coordinator(state: State, body: Any) -> Any:
-    """This instance coordinates every group; transactional ids are refused."""
+    """This instance coordinates every group and transactional id: it forwards their
+    requests to their coordinators on the group home, whichever instance a client asks."""
     reply = response_class_of(body)
     me = state.me
-    refused = int(body.key_type) != 0
-    code = ErrorCode.transactional_id_authorization_failed if refused else ErrorCode.none
-    message = NO_TRANSACTIONS if refused else None
+    refused = int(getattr(body, "key_type", GROUP)) not in (GROUP, TRANSACTION)
+    code = ErrorCode.invalid_request if refused else ErrorCode.none
+    message = NOT_COORDINATED if refused else None
     if "coordinator_keys" in field_names(body.__class__):
         coordinator = item_type(reply, "coordinators")
         return build(
@@ -67,22 +70,23 @@ def find_coordinator(state: State, body: Any) -> Any:
     )
 
 
-async def to_coordinator(state: State, group: str, body: Any) -> Any:
-    """``body`` answered by ``group``'s coordinator in the group home cluster."""
+async def to_coordinator(state: State, key: str, body: Any, key_type: int = GROUP) -> Any:
+    """``body`` answered by the coordinator of group (or transactional id) ``key`` in the
+    group home cluster."""
     home = state.group_home
     for attempt in range(2):
         try:
-            broker = await home.coordinator(group)
+            broker = await home.coordinator(key, key_type)
             answer = await home.call_broker(broker, body)
         except BackendUnavailable as exc:
-            home.forget_coordinator(group)
+            home.forget_coordinator(key, key_type)
             if attempt:
                 raise
-            log.info("group %s: coordinator unavailable (%s); looking it up again", group, exc)
+            log.info("%s: coordinator unavailable (%s); looking it up again", key, exc)
             await quietly(home.refresh())
             continue
         if _mentions(answer, _MOVED_COORDINATOR):
-            home.forget_coordinator(group)
+            home.forget_coordinator(key, key_type)
         return answer
     raise AssertionError("unreachable")
 
@@ -115,17 +119,11 @@ async def list_groups(state: State, body: Any) -> Any:
 
 
 async def init_producer_id(state: State, body: Any) -> Any:
-    """Idempotent producers get their id from the group home; transactions are
-    refused."""
-    if not body.transactional_id:
-        return await state.group_home.call_any(body)
-    return build(
-        response_class_of(body),
-        throttle_time=NO_THROTTLE,
-        error_code=ErrorCode.transactional_id_authorization_failed,
-        producer_id=-1,
-        producer_epoch=-1,
-    )
+    """Idempotent producers get their id from the group home; a transactional producer
+    from its transaction coordinator there (transactions run on the group home)."""
+    if body.transactional_id:
+        return await to_coordinator(state, body.transactional_id, body, TRANSACTION)
+    return await state.group_home.call_any(body)
 
 
 def _mentions(entity: Any, codes: set[ErrorCode]) -> bool:

@@ -3,7 +3,9 @@ each (kmigrate.gateway.serving.split), always with acks=all, an idempotent produ
 batches carrying the producer id the backend knows. A partition that moved answers in
 virtual offsets; its writes wait while a move fences them
 (kmigrate.gateway.control.fences); a retried write its origin already holds is
-answered as written, not written twice. Transactions are refused.
+answered as written, not written twice. A transactional producer's batches go to the
+group home unchanged; one that would write elsewhere is refused
+(kmigrate.gateway.serving.transactions).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from kio.static.primitive import Records
 
 from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
-from kmigrate.gateway.serving import split, starts, virtual
+from kmigrate.gateway.serving import split, starts, transactions, virtual
 from kmigrate.gateway.serving.first_writes import Key
 from kmigrate.gateway.serving.messages import (
     ProducePartition,
@@ -36,10 +38,8 @@ async def produce(
     state: State, body: ProduceRequest, guard: SequenceGuard
 ) -> ProduceResponse | None:
     """The answer to a Produce request (None for acks=0: the client expects none)."""
-    if body.transactional_id:
-        return await split.produce(
-            body, lambda _t, _p: ErrorCode.transactional_id_authorization_failed, state.send
-        )
+    if body.transactional_id and (spanning := await transactions.refused_produce(state, body)):
+        return spanning  # a transaction would span backends
 
     async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
         part = await _for_cluster(state, target[0], with_acks_all(part))
@@ -62,13 +62,18 @@ async def produce(
     for write in writes:
         guard.sent(write)
     opened: dict[starts.Partition, Key] = {}
+    # A transaction's writes are not parked: it added its partitions before the fence
+    # (AddPartitionsToTxn waits behind one), and the move waits for it to end before
+    # it reads the origin's end offset (kmigrate.gateway.control.transactions).
+    transactional = bool(body.transactional_id)
     try:
-        await state.fences.admit(keys)
+        if not transactional:
+            await state.fences.admit(keys)
         with state.fences.writing(keys):
             opened, refused = await starts.check(state, body)
             answer = await split.produce(
                 body,
-                _place_write(state, body, refused),
+                _place_write(state, body, refused, parked=not transactional),
                 send,
                 on_failure=lambda target, exc: _produce_failed(state, target, exc),
                 on_errors=state.answered,
@@ -82,7 +87,9 @@ async def produce(
     return _guarded(answer, writes, guard)
 
 
-def _place_write(state: State, body: ProduceRequest, refused: set[tuple[str, int]]) -> split.Place:
+def _place_write(
+    state: State, body: ProduceRequest, refused: set[tuple[str, int]], parked: bool = True
+) -> split.Place:
     reply_type = split.reply_partition_type(split.PRODUCE, body)
 
     def place(
@@ -94,7 +101,7 @@ def _place_write(state: State, body: ProduceRequest, refused: set[tuple[str, int
         route, p = found
         if (topic, p) in refused:
             return ErrorCode.not_leader_or_follower  # an earlier batch must come first
-        if state.fences.fenced((topic, p)):
+        if parked and state.fences.fenced((topic, p)):
             return ErrorCode.not_leader_or_follower  # parked too long: not written, retry
         target = state.target(route.cluster_of(p), topic, p)
         space = route.space(p)

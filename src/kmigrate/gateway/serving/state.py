@@ -49,8 +49,15 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     15: (0, 5),  # DescribeGroups
     16: (0, 4),  # ListGroups
     18: (0, 3),  # ApiVersions
-    22: (0, 4),  # InitProducerId (transactional: refused)
+    22: (0, 5),  # InitProducerId (v6: two-phase commit, not offered)
     23: (2, 4),  # OffsetForLeaderEpoch
+    # Transactions as clients of transaction version 1 speak them (KIP-890's version 2
+    # adds partitions with Produce v12 and is not offered: AddPartitionsToTxn is where
+    # the gateway keeps a transaction on one backend).
+    24: (0, 3),  # AddPartitionsToTxn (v4 and later: broker to broker)
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 4),  # EndTxn
+    28: (0, 4),  # TxnOffsetCommit
 }
 _STALE_LEADER = {
     ErrorCode.not_leader_or_follower,

@@ -3,7 +3,8 @@
 * confluent-kafka's transactional producer: committed transactions read by a
   read_committed consumer in order, an aborted one never;
 * Kafka Streams with exactly_once_v2 (consume-transform-produce): the output is the
-  input, upper-cased, record by record, exactly once;
+  input, upper-cased, record by record, exactly once, through a move of an input
+  partition and a gateway instance killed with -9;
 * a transaction touching a partition on `source` is refused with a reason naming it;
 * a move of a partition with an open transaction waits for it, or is refused naming it.
 """
@@ -21,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.maven import cache_dir, fetch_jars
-from tests.helpers import run_cli, unique, wait_for
+from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
 from tests.integration.gateway.traffic import routed_topic
@@ -183,16 +184,23 @@ def test_kafka_streams_exactly_once_v2_through_the_gateway(
     clusters: Clusters, gateway: Gateway, tmp_path: Path
 ) -> None:
     """Consume-transform-produce with transactions: an upper-case copy of a topic, read
-    back with read_committed: each input record once, in order per key."""
-    source = routed_topic(gateway, clusters.target, "eos-in", 2)
+    back with read_committed: each input record once, in order per key. The input lives
+    on `source` (reads may come from anywhere), and while the application runs, one of
+    its partitions moves to `target` and a gateway instance is killed with -9."""
+    rng = seeded()
+    source = routed_topic(gateway, clusters.source, "eos-in", 2)
     sink = routed_topic(gateway, clusters.target, "eos-out", 2)
     keys = [f"k{n}" for n in range(6)]
-    sent = [(keys[n % 6], f"value-{n}") for n in range(300)]
-    producer = Producer({"bootstrap.servers": gateway.bootstrap, "enable.idempotence": True})
-    for key, value in sent:
-        producer.produce(source, value.encode(), key=key.encode())
-    assert producer.flush(60) == 0
+    sent = [(keys[n % 6], f"value-{n}") for n in range(1200)]
+    producer = Producer({"bootstrap.servers": gateway.bootstrap, "enable.idempotence": True,
+                         "linger.ms": 5, "message.timeout.ms": 120_000})  # fmt: skip
 
+    def send(batch: list[tuple[str, str]]) -> None:
+        for key, value in batch:
+            producer.produce(source, value.encode(), key=key.encode())
+        assert producer.flush(120) == 0
+
+    send(sent[:300])
     jars = fetch_jars(
         STREAMS / "pom.xml", cache_dir() / "jars" / f"kafka-streams-{KAFKA_VERSION}",
         {"kafka.version": KAFKA_VERSION}, f"Kafka Streams {KAFKA_VERSION} jars",
@@ -205,6 +213,17 @@ def test_kafka_streams_exactly_once_v2_through_the_gateway(
             stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
+        wait_for(lambda: "state RUNNING" in log.read_text(), timeout=90,
+                 message="the Streams application running")  # fmt: skip
+        moved = run_cli("gateway", "migrate", "--topic", source, "--partitions", "0",
+                        "--to", "target", config=str(gateway.config))  # fmt: skip
+        assert moved.code == 0, moved.stderr
+        send(sent[300:600])
+        victim = rng.choice(sorted(gateway.procs))
+        gateway.kill(victim)  # -9, with the application's transactions going on
+        send(sent[600:900])
+        gateway.start(victim)
+        send(sent[900:])
         found = _read_committed(gateway.bootstrap, sink, 2, len(sent))
     except AssertionError:
         raise AssertionError(log.read_text()[-4000:]) from None

@@ -73,7 +73,9 @@ async def to_coordinator(state: State, group: str, body: Any) -> Any:
     for attempt in range(2):
         try:
             broker = await home.coordinator(group)
-            answer = await home.call_broker(broker, body)
+            answer = await home.call_broker(
+                broker, body, identity=state.principals.identity(home.name)
+            )
         except BackendUnavailable as exc:
             home.forget_coordinator(group)
             if attempt:
@@ -104,7 +106,8 @@ async def list_groups(state: State, body: Any) -> Any:
     """The groups of every broker of the group home."""
     home = state.group_home
     brokers = list(home.view.brokers)
-    answers = await asyncio.gather(*(home.call_broker(b, body) for b in brokers))
+    acting = state.principals.identity(home.name)
+    answers = await asyncio.gather(*(home.call_broker(b, body, identity=acting) for b in brokers))
     groups = tuple(g for a in answers for g in a.groups)
     return build(
         response_class_of(body),

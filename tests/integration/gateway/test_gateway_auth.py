@@ -332,7 +332,7 @@ def test_requests_before_authentication_close_the_connection(
     ):
         conn.sendall(wire.encode_request(metadata, 1, "sneaky"))
         assert conn.recv(100) == b"", "the gateway closed the connection"
-    wait_for(lambda: "Metadata before authenticating" in auth_gateway.log_tail(1), timeout=10,
+    wait_for(lambda: "metadata before authenticating" in _logs(auth_gateway), timeout=10,
              message="one log line saying why")  # fmt: skip
     with socket.create_connection((host, int(port)), timeout=10) as plain:
         plain.sendall(wire.encode_request(metadata, 1, "plaintext"))

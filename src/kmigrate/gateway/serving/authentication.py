@@ -154,7 +154,7 @@ class Authenticator:
             reply = await self._authenticate(request.body.auth_bytes)
         except sasl_server.SaslFailure as exc:
             self.failed = True
-            log.warning(
+            log.info(  # as Kafka's brokers: every failed attempt, at INFO
                 "client %s: SASL %s authentication failed: %s", self.peer, self._mechanism, exc
             )
             return self._reply(request.body, ErrorCode.sasl_authentication_failed, str(exc))

@@ -68,13 +68,14 @@ def _openssl(folder: Path, *args: str, data: bytes | None = None) -> bytes:
 
 
 def _make_certs(folder: Path) -> Certs:
-    """A CA, the gateway's certificate (for 127.0.0.1), a client certificate for alice,
-    and an RSA key whose public half is the JWKS the gateway checks tokens with."""
+    """A CA, the gateway's certificate (for 127.0.0.1), client certificates for alice and
+    bob, and an RSA key whose public half is the JWKS the gateway checks tokens with."""
     _openssl(folder, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
              "-out", "ca.pem", "-days", "2", "-subj", "/CN=kmigrate test CA")  # fmt: skip
     (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     for name, subject, ext in (("gateway", "/CN=127.0.0.1", ["-extfile", "san.ext"]),
-                               ("alice", "/O=kmigrate test/CN=alice", [])):  # fmt: skip
+                               ("alice", "/O=kmigrate test/CN=alice", []),
+                               ("bob", "/O=kmigrate test/CN=bob", [])):  # fmt: skip
         _openssl(folder, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
                  "-out", f"{name}.csr", "-subj", subject)  # fmt: skip
         _openssl(folder, "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem",
@@ -139,11 +140,27 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 
 
 @pytest.fixture(scope="module")
-def auth_gateway(
-    secure: SandboxState, certs: Certs, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Gateway]:
+def backends(secure: SandboxState) -> Iterator[None]:
+    """The backend users and ACLs; the secrets in the environment while the module runs."""
     _prepare_backends(secure)
-    client_password = {c: "${" + password_variable(c, CLIENT_USER) + "}" for c in BACKENDS}
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in SECRETS.items():
+            env.setenv(name, value)
+        yield
+
+
+def _as(user: str) -> dict[str, dict[str, str]]:
+    """Backend credentials of ``user`` on every backend (passwords as env references)."""
+    password = {c: "${" + password_variable(c, CLIENT_USER) + "}" for c in BACKENDS}
+    if user == "reader":
+        password = dict.fromkeys(BACKENDS, "${GW_AUTH_READER_PASSWORD}")
+    return {c: {"sasl.username": user, "sasl.password": password[c]} for c in BACKENDS}
+
+
+@pytest.fixture(scope="module")
+def auth_gateway(
+    secure: SandboxState, backends: None, certs: Certs, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gateway]:
     settings = {
         "clients": {
             "tls": {"cert_file": certs["gateway.pem"], "key_file": certs["gateway.key"]},
@@ -153,24 +170,12 @@ def auth_gateway(
                 "oauthbearer": {"jwks_file": certs["jwks.json"]},
             },
         },
-        "principals": {
-            "User:alice": {
-                c: {"sasl.username": CLIENT_USER, "sasl.password": client_password[c]}
-                for c in BACKENDS
-            },
-            "*": {
-                c: {"sasl.username": "reader", "sasl.password": "${GW_AUTH_READER_PASSWORD}"}
-                for c in BACKENDS
-            },
-        },
+        "principals": {"User:alice": _as(CLIENT_USER), "*": _as("reader")},
     }
     folder = tmp_path_factory.mktemp("gateway-auth").resolve()
-    with pytest.MonkeyPatch.context() as env:
-        for name, value in SECRETS.items():
-            env.setenv(name, value)
-        with running_gateway(secure.directory / "clusters.yaml", folder, group_home="vault",
-                             settings=settings) as gw:  # fmt: skip
-            yield gw
+    with running_gateway(secure.directory / "clusters.yaml", folder, group_home="vault",
+                         settings=settings) as gw:  # fmt: skip
+        yield gw
 
 
 def _topic(secure: SandboxState, gw: Gateway, name: str) -> str:
@@ -401,3 +406,32 @@ def test_without_client_authentication_only_loopback_is_served(
     assert refused.code == 2 and len(lines) == 1, refused.stderr[-1500:]
     assert "listening on 0.0.0.0 (not loopback) needs client authentication" in lines[0]
     assert auth_gateway.registered() == {1, 2}, "nothing registered"
+
+
+def test_mtls_clients_act_as_their_certificates_principal(
+    secure: SandboxState, backends: None, certs: Certs, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A listener with TLS only and required client certificates: alice's certificate
+    subject is mapped to the backend user `client` (allowed), bob's falls to `*`, the
+    user `reader` (refused by the backend's ACLs); without a certificate, no way in."""
+    settings = {
+        "clients": {"tls": {"cert_file": certs["gateway.pem"], "key_file": certs["gateway.key"],
+                            "ca_file": certs["ca.pem"]}},
+        "principals": {"User:CN=alice,O=kmigrate test": _as(CLIENT_USER), "*": _as("reader")},
+    }  # fmt: skip
+    folder = tmp_path_factory.mktemp("gateway-mtls").resolve()
+    with running_gateway(secure.directory / "clusters.yaml", folder, group_home="vault",
+                         settings=settings) as gw:  # fmt: skip
+        topic = _topic(secure, gw, "mtls")
+        tls_only = {"bootstrap.servers": gw.bootstrap, "security.protocol": "SSL",
+                    "ssl.ca.location": certs["ca.pem"]}  # fmt: skip
+        alice, bob = (
+            {**tls_only, "ssl.certificate.location": certs[f"{who}.pem"],
+             "ssl.key.location": certs[f"{who}.key"]}
+            for who in ("alice", "bob")
+        )  # fmt: skip
+        assert _produce(alice, topic, [b"by-alice"]) == ({b"by-alice"}, set())
+        assert _produce(bob, topic, [b"by-bob"]) == (set(), {"TOPIC_AUTHORIZATION_FAILED"})
+        acked, errors = _produce(tls_only, topic, [b"no-cert"], timeout_ms=3000)
+        assert not acked and "TOPIC_AUTHORIZATION_FAILED" not in errors, errors
+        assert _stored(gw, topic) == 1

@@ -149,6 +149,13 @@ class ClientsConfig(_Strict):
         """Whether every client must prove who it is (SASL, or a required certificate)."""
         return self.sasl is not None or (self.tls is not None and self.tls.verify == "required")
 
+    @property
+    def security_protocol(self) -> str:
+        """Kafka's name for what clients speak: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL."""
+        if self.sasl is None:
+            return "SSL" if self.tls else "PLAINTEXT"
+        return "SASL_SSL" if self.tls else "SASL_PLAINTEXT"
+
 
 class GatewayConfig(_Strict):
     """The gateway (kmigrate gateway): where its routes live, where groups are kept."""

@@ -315,3 +315,4 @@ def test_a_listener_off_loopback_needs_client_authentication() -> None:
     mtls = ClientsConfig(tls=ClientTlsConfig(cert_file="c", key_file="k", ca_file="ca"))
     _check_listen("0.0.0.0", mtls)
     _check_listen("0.0.0.0", ClientsConfig(sasl=ClientSaslConfig(mechanisms=["PLAIN"])))
+    assert mtls.security_protocol == "SSL" and ClientsConfig().security_protocol == "PLAINTEXT"

@@ -90,8 +90,10 @@ def start(
 
     registry = setup.registry()
     clusters = [settings.cluster(n) for n in settings.clusters]
+    clients = settings.gateway.clients.security_protocol if settings.gateway else "PLAINTEXT"
     render.progress(
-        f"gateway instance {node_id} on {listen}: backends {', '.join(settings.clusters)}; "
+        f"gateway instance {node_id} on {listen} ({clients}): "
+        f"backends {', '.join(settings.clusters)}; "
         f"group home {setup.group_home}; routes in {setup.where}{setup.path}"
     )
     try:

@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -79,12 +79,7 @@ class ClusterConfig(_Strict):
     @field_validator("properties", "java_properties", mode="before")
     @classmethod
     def _hide_secrets(cls, value: Any) -> Any:
-        if not isinstance(value, Mapping):
-            return value
-        return {
-            str(k): SecretStr(str(v)) if is_secret_key(str(k)) else _scalar(v)
-            for k, v in value.items()
-        }
+        return _hidden(value)
 
     def as_librdkafka(self) -> dict[str, str]:
         """confluent-kafka's config for this cluster, secrets unwrapped."""
@@ -108,6 +103,60 @@ class EnsembleConfig(_Strict):
     _join_servers = field_validator("connect", mode="before")(_joined)
 
 
+class ClientTlsConfig(_Strict):
+    """TLS on the gateway's client listener (PEM files, relative to clusters.yaml)."""
+
+    cert_file: str
+    key_file: str
+    key_password: SecretStr | None = None
+    ca_file: str | None = None  # verifies client certificates (mTLS)
+    client_auth: Literal["none", "requested", "required"] | None = None
+
+    @property
+    def verify(self) -> Literal["none", "requested", "required"]:
+        """Whether client certificates are asked for (default: required with a ca_file)."""
+        return self.client_auth or ("required" if self.ca_file else "none")
+
+
+class OAuthBearerConfig(_Strict):
+    """How the gateway validates OAUTHBEARER tokens (JWT)."""
+
+    hmac_key: SecretStr | None = None  # HS256/384/512
+    jwks_file: str | None = None  # RS256/384/512
+    issuer: str | None = None
+    audience: str | None = None
+    principal_claim: str = "sub"
+    allow_unsecured: bool = False  # alg "none" tokens: for tests only
+
+
+class ClientSaslConfig(_Strict):
+    """SASL from clients; users' passwords come from env_file or the environment."""
+
+    mechanisms: list[Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]]
+    users: dict[str, SecretStr] = Field(default_factory=dict)
+    scram_iterations: int = Field(default=4096, ge=4096)
+    oauthbearer: OAuthBearerConfig | None = None
+
+
+class ClientsConfig(_Strict):
+    """How clients reach the gateway: TLS, SASL, both or neither (loopback only)."""
+
+    tls: ClientTlsConfig | None = None
+    sasl: ClientSaslConfig | None = None
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether every client must prove who it is (SASL, or a required certificate)."""
+        return self.sasl is not None or (self.tls is not None and self.tls.verify == "required")
+
+    @property
+    def security_protocol(self) -> str:
+        """Kafka's name for what clients speak: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL."""
+        if self.sasl is None:
+            return "SSL" if self.tls else "PLAINTEXT"
+        return "SASL_SSL" if self.tls else "SASL_PLAINTEXT"
+
+
 class GatewayConfig(_Strict):
     """The gateway (kmigrate gateway): where its routes live, where groups are kept."""
 
@@ -116,6 +165,21 @@ class GatewayConfig(_Strict):
     path: str = "/kmigrate-gateway"
     session_timeout_s: float = Field(default=6.0, gt=0)
     age_every_s: float = Field(default=60.0, gt=0)  # the aging timer's period
+    clients: ClientsConfig = Field(default_factory=ClientsConfig)
+    # principal -> cluster -> client properties overriding the cluster's (credentials)
+    principals: dict[str, dict[str, dict[str, str | SecretStr]]] = Field(default_factory=dict)
+
+    @field_validator("principals", mode="before")
+    @classmethod
+    def _hide_principal_secrets(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        return {
+            str(p): {str(c): _hidden(v) for c, v in clusters.items()}
+            if isinstance(clusters, Mapping)
+            else clusters
+            for p, clusters in value.items()
+        }
 
 
 class StoreConfig(_Strict):
@@ -170,6 +234,15 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _hidden(value: Any) -> Any:
+    """Client properties with the values of secret keys held as SecretStr."""
+    if not isinstance(value, Mapping):
+        return value
+    return {
+        str(k): SecretStr(str(v)) if is_secret_key(str(k)) else _scalar(v) for k, v in value.items()
+    }
 
 
 def _reveal(value: str | SecretStr) -> str:

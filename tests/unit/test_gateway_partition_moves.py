@@ -304,7 +304,7 @@ def test_a_write_parked_too_long_is_refused_not_lost() -> None:
 def test_a_retry_of_a_write_the_origin_holds_is_recognised() -> None:
     from kio.schema.produce.v9.request import PartitionProduceData
 
-    from kmigrate.gateway.serving.produce import _written_on_origin
+    from kmigrate.gateway.serving.starts import written_on_origin
 
     done = _migrated("a", "b", 70, 0, writers={"5:0": 12})
     route = RoutingTable().with_route("t", "a").with_migration("t", 0, done, replace_last=False)
@@ -313,9 +313,9 @@ def test_a_retry_of_a_write_the_origin_holds_is_recognised() -> None:
     def write(sequence: int, count: int) -> PartitionProduceData:
         return PartitionProduceData(index=0, records=Records(_batch(0, count, sequence=sequence)))
 
-    assert _written_on_origin(topic_route, 0, write(10, 3))  # 10..12: held by the origin
-    assert not _written_on_origin(topic_route, 0, write(13, 2))  # new
-    assert not _written_on_origin(topic_route, 1, write(10, 3))  # another partition
+    assert written_on_origin(topic_route, 0, write(10, 3))  # 10..12: held by the origin
+    assert not written_on_origin(topic_route, 0, write(13, 2))  # new
+    assert not written_on_origin(topic_route, 1, write(10, 3))  # another partition
 
 
 def test_a_migration_ages_once_the_origin_deleted_everything_below_its_end() -> None:

@@ -13,11 +13,13 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
+from kmigrate.config import ClientsConfig
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control import command
 from kmigrate.gateway.control.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.registry import Setup, setup_of
+from kmigrate.serve.security import is_loopback
 
 routes_option = click.option(
     "--routes",
@@ -73,6 +75,7 @@ def start(
         raise ConfigError("name the group home cluster: --group-home or 'gateway: group_home:'")
     settings.cluster(setup.group_home)
     host, port = _host_port(listen, "--listen")
+    _check_listen(host, settings.gateway.clients if settings.gateway else None)
     http = _host_port(http_listen, "--http-listen") if http_listen else None
     me = Instance(node_id, host, port)
     if detach:
@@ -80,11 +83,17 @@ def start(
         return
     _log_to_stderr()
     from kmigrate.gateway.serving import server  # the server's stack, only to serve
+    from kmigrate.gateway.serving.authentication import access_of
+
+    folder = settings.path.parent if settings.path else Path.cwd()
+    access = access_of(settings.gateway, dict(settings.clusters), folder)
 
     registry = setup.registry()
     clusters = [settings.cluster(n) for n in settings.clusters]
+    clients = settings.gateway.clients.security_protocol if settings.gateway else "PLAINTEXT"
     render.progress(
-        f"gateway instance {node_id} on {listen}: backends {', '.join(settings.clusters)}; "
+        f"gateway instance {node_id} on {listen} ({clients}): "
+        f"backends {', '.join(settings.clusters)}; "
         f"group home {setup.group_home}; routes in {setup.where}{setup.path}"
     )
     try:
@@ -99,6 +108,7 @@ def start(
                 age_every_s=age_every or setup.age_every_s,
                 http=http,
                 audit=command.auditor(settings),
+                access=access,
             )
         )
     finally:
@@ -110,6 +120,16 @@ def _host_port(value: str, option: str) -> tuple[str, int]:
     if not host or not port.isdigit():
         raise ConfigError(f"{option} {value}: give HOST:PORT")
     return host, int(port)
+
+
+def _check_listen(host: str, clients: ClientsConfig | None) -> None:
+    """Without client authentication, only loopback: as `kmigrate serve` without a token."""
+    if not is_loopback(host) and not (clients and clients.authenticated):
+        raise ConfigError(
+            f"listening on {host} (not loopback) needs client authentication: configure "
+            "'gateway: clients: sasl:' (or tls with a required client certificate) in "
+            "clusters.yaml"
+        )
 
 
 def _log_to_stderr() -> None:

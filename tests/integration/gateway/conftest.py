@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -78,10 +79,15 @@ class Gateway:
 
 @contextmanager
 def running_gateway(
-    base: Path, folder: Path, extra: Path | None = None, group_home: str = "target"
+    base: Path,
+    folder: Path,
+    extra: Path | None = None,
+    group_home: str = "target",
+    settings: dict[str, Any] | None = None,
 ) -> Iterator[Gateway]:
     """Two instances in front of the clusters of the config ``base`` (and those of
-    ``extra``), their routes in a one-server ensemble of their own."""
+    ``extra``), their routes in a one-server ensemble of their own; ``settings`` adds to
+    the 'gateway:' section (client authentication, principals)."""
     manager.up(folder / "zk", manager.UpRequest(clusters=[], ensembles=["gw"], nodes=1))
     try:
         ensemble = load_settings(folder / "zk" / "clusters.yaml").ensemble("gw")
@@ -94,6 +100,7 @@ def running_gateway(
         body["store"] = {"url": f"sqlite:///{folder / 'kmigrate.db'}"}
         body["zookeeper"] = {"gw": {"connect": ensemble.connect}}
         body["gateway"] = {"group_home": group_home, "zookeeper": "gw", "age_every_s": 1}
+        body["gateway"].update(settings or {})
         config = folder / "gateway.yaml"
         config.write_text(yaml.safe_dump(body))
         ports = free_ports(4)

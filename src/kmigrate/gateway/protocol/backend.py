@@ -172,6 +172,15 @@ class BrokerLink:
         self._broken("the gateway closed it")
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who the gateway acts as towards a backend on a client's behalf: links are kept
+    per identity, each authenticating with its own credentials."""
+
+    name: str
+    sasl: Callable[[], SaslClient] | None = field(repr=False, compare=False)
+
+
 @dataclass
 class Leader:
     broker: int
@@ -196,26 +205,36 @@ class Backend:
         self.name = config.name
         self.client_id = client_id
         self.bootstrap = [_host_port(s) for s in config.bootstrap_servers.split(",")]
-        self._sasl = _sasl_factory(config)
+        self._sasl = sasl_factory(config)
         self.view = ClusterView()
         self.versions: dict[int, tuple[int, int]] = {}
-        self._links: dict[tuple[str, int], BrokerLink] = {}
+        self._links: dict[tuple[str, int, str], BrokerLink] = {}
         self._coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> broker
         self._refreshing: asyncio.Lock = asyncio.Lock()
 
     # ------------------------------------------------------------ connections
 
-    def link(self, host: str, port: int) -> BrokerLink:
-        key = (host, port)
+    def link(self, host: str, port: int, identity: Identity | None = None) -> BrokerLink:
+        """The connection to ``host:port`` as ``identity`` (None: the gateway's own)."""
+        key = (host, port, identity.name if identity else "")
         if key not in self._links:
-            self._links[key] = BrokerLink(host, port, self.client_id, self._sasl)
+            sasl = identity.sasl if identity else self._sasl
+            self._links[key] = BrokerLink(host, port, self.client_id, sasl)
         return self._links[key]
 
-    async def call_broker(self, broker: int, body: Any, *, expect_response: bool = True) -> Any:
+    async def call_broker(
+        self,
+        broker: int,
+        body: Any,
+        *,
+        expect_response: bool = True,
+        identity: Identity | None = None,
+    ) -> Any:
         address = self.view.brokers.get(broker)
         if address is None:
             raise BackendUnavailable(f"cluster {self.name} has no broker {broker} (any more)")
-        return await self.link(*address).call(body, expect_response=expect_response)
+        link = self.link(*address, identity)
+        return await link.call(body, expect_response=expect_response)
 
     async def call_any(self, body: Any) -> Any:
         """``body`` sent to the first broker that answers (known brokers, then bootstrap)."""
@@ -304,7 +323,8 @@ def _host_port(server: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _sasl_factory(config: ClusterConfig) -> Callable[[], SaslClient] | None:
+def sasl_factory(config: ClusterConfig) -> Callable[[], SaslClient] | None:
+    """How the gateway authenticates to ``config``'s brokers (None: it does not)."""
     conf = config.as_librdkafka()  # secrets stay in memory, never in a message
     protocol = conf.get("security.protocol", "PLAINTEXT").upper()
     if protocol == "PLAINTEXT":

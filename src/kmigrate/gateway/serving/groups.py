@@ -77,7 +77,9 @@ async def to_coordinator(state: State, key: str, body: Any, key_type: int = GROU
     for attempt in range(2):
         try:
             broker = await home.coordinator(key, key_type)
-            answer = await home.call_broker(broker, body)
+            answer = await home.call_broker(
+                broker, body, identity=state.principals.identity(home.name)
+            )
         except BackendUnavailable as exc:
             home.forget_coordinator(key, key_type)
             if attempt:
@@ -108,7 +110,8 @@ async def list_groups(state: State, body: Any) -> Any:
     """The groups of every broker of the group home."""
     home = state.group_home
     brokers = list(home.view.brokers)
-    answers = await asyncio.gather(*(home.call_broker(b, body) for b in brokers))
+    acting = state.principals.identity(home.name)
+    answers = await asyncio.gather(*(home.call_broker(b, body, identity=acting) for b in brokers))
     groups = tuple(g for a in answers for g in a.groups)
     return build(
         response_class_of(body),

@@ -26,10 +26,12 @@ from kmigrate.gateway.control.aging import Audit, age_once
 from kmigrate.gateway.control.fences import Fences
 from kmigrate.gateway.control.marks import MARK_EVERY_S
 from kmigrate.gateway.control.placement import Instance
+from kmigrate.gateway.control.principals import ACTING
 from kmigrate.gateway.control.producers import ProducerIds
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
+from kmigrate.gateway.serving.authentication import SASL_APIS, SASL_VERSIONS, Access, Authenticator
 from kmigrate.gateway.serving.dispatch import Gateway
 from kmigrate.gateway.serving.sequences import SequenceGuard
 
@@ -39,7 +41,11 @@ READ_ROUTES_S = 30.0
 
 class Connection:
     def __init__(
-        self, gateway: Gateway, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        gateway: Gateway,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        access: Access | None = None,
     ) -> None:
         self.gateway = gateway
         self.reader, self.writer = reader, writer
@@ -47,16 +53,30 @@ class Connection:
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self._answers: asyncio.Queue[asyncio.Task[bytes | None] | None] = asyncio.Queue(maxsize=64)
         self._sequences = SequenceGuard()
+        self.auth = Authenticator(access or Access(), self.peer, writer.get_extra_info("peercert"))
 
     async def serve(self) -> None:
         writer_task = asyncio.create_task(self._write_answers())
         try:
+            if (refused := self.auth.refusal()) is not None:
+                raise wire.FrameError(refused)
+            ACTING.set(self.auth.principal)  # this connection's tasks act for it
             while True:
                 frame = await wire.read_frame(self.reader)
                 if frame is None:
                     break
                 request = self._decode(frame)
-                await self._answers.put(asyncio.create_task(self._answer(request)))
+                if not self.auth.allows(request.api_key):
+                    raise wire.FrameError(
+                        f"{wire.api_name(request.api_key)} before authenticating (SASL required)"
+                    )
+                task = asyncio.create_task(self._answer(request))
+                await self._answers.put(task)
+                if request.api_key in SASL_APIS:  # settled before the next request is read
+                    await asyncio.wait([task])
+                    ACTING.set(self.auth.principal)
+                    if self.auth.failed:
+                        break
         except wire.FrameError as exc:
             log.warning("closing client connection %s: %s", self.peer, exc)
         except (ConnectionError, OSError):
@@ -86,7 +106,10 @@ class Connection:
     async def _answer(self, request: wire.Request) -> bytes | None:
         started = time.perf_counter()
         try:
-            body = await self.gateway.handle(request, self._sequences)
+            if request.api_key in SASL_APIS:
+                body = await self.auth.answer(request)
+            else:
+                body = await self.gateway.handle(request, self._sequences)
         except BackendUnavailable as exc:
             log.info(
                 "client %s: %s v%s: %s; closing the connection (the client retries)",
@@ -152,6 +175,7 @@ async def run_instance(
     age_every_s: float = 60.0,
     http: tuple[str, int] | None = None,
     audit: Audit = lambda _a, _s, _d: None,
+    access: Access | None = None,
 ) -> None:
     """Serve until ``stop`` is set: start backends, listen, register, read the routes
     (and the migrations, whose fences this instance must honour from its first request:
@@ -165,6 +189,10 @@ async def run_instance(
 
     gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
     await gateway.start()
+    access = access or Access()
+    gateway.principals = access.principals
+    if access.sasl is not None:
+        gateway.versions.update(SASL_VERSIONS)
     loop = asyncio.get_running_loop()
     routes_known = asyncio.Event()
 
@@ -176,9 +204,10 @@ async def run_instance(
 
     try:
         server = await asyncio.start_server(
-            lambda r, w: Connection(gateway, r, w).serve(),
+            lambda r, w: Connection(gateway, r, w, access).serve(),
             me.host,
             me.port,
+            ssl=access.ssl,
             reuse_address=True,
             start_serving=False,
         )

@@ -15,11 +15,12 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.errors import ClusterUnreachableError
+from kmigrate.errors import AuthenticationError, ClusterUnreachableError
 from kmigrate.gateway.control.fences import Fences
 from kmigrate.gateway.control.marks import Marks
 from kmigrate.gateway.control.partition_moves import Segment
 from kmigrate.gateway.control.placement import Instance
+from kmigrate.gateway.control.principals import PrincipalMap
 from kmigrate.gateway.control.producers import ProducerIds
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
 from kmigrate.gateway.protocol import batches
@@ -105,6 +106,7 @@ class State:
         self.marks = Marks()
         self.first_writes = FirstWrites()
         self.timings = Timings()
+        self.principals = PrincipalMap()  # who acts on backends for a client
         self._down: set[str] = set()  # backends that failed, until one answers again
 
     async def start(self) -> None:
@@ -226,7 +228,10 @@ class State:
     async def send(self, target: split.Target, body: Any, expect_response: bool = True) -> Any:
         cluster, broker = target
         answer = await self.backends[cluster].call_broker(
-            broker, body, expect_response=expect_response
+            broker,
+            body,
+            expect_response=expect_response,
+            identity=self.principals.identity(cluster),
         )
         if cluster in self._down:
             self._down.discard(cluster)
@@ -244,6 +249,9 @@ class State:
         if isinstance(exc, batches.BatchError):
             log.warning("refusing a produce request: %s", exc)
             return ErrorCode.corrupt_message
+        if isinstance(exc, AuthenticationError) and self.principals.identity(target[0]):
+            log.warning("backend %s refused a principal's mapped credentials: %s", target[0], exc)
+            return ErrorCode.topic_authorization_failed
         cluster, broker = target
         if cluster not in self._down:
             self._down.add(cluster)

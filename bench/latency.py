@@ -9,9 +9,7 @@ arrival minus its send time. Producer and consumer run on this machine, one cloc
 
 from __future__ import annotations
 
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,13 +56,17 @@ def end_to_end(bootstrap: str, topic: str, rate: int, seconds: int, size: int) -
             "produce", sent, "--bootstrap", bootstrap, "--topic", topic, "--rate", str(rate),
             "--max", str(rate * seconds), "--size", str(size), "--linger-ms", "5",
         )  # fmt: skip
-        if producer.wait(seconds * 3 + 60) != 0:
+        try:
+            code = producer.wait(seconds * 3 + 60)
+        finally:
+            franz.stop(producer)
+        if code != 0:
             raise RuntimeError(f"franz produce failed: {_tail(sent.with_suffix('.err'))}")
         acked = franz.events(sent, "producer_send_success")
         _wait(lambda: len(franz.events(read, "record")) >= len(acked), 60,
               f"the consumer of {topic} read all {len(acked)} records")  # fmt: skip
     finally:
-        _stop(consumer)
+        franz.stop(consumer)
     skip = rate * WARMUP_S
     return {
         "records": len(acked),
@@ -74,12 +76,6 @@ def end_to_end(bootstrap: str, topic: str, rate: int, seconds: int, size: int) -
             [e["e2e_ms"] for e in franz.events(read, "record") if int(e["value"]) >= skip]
         ),
     }
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
 
 
 def _tail(path: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,18 @@ def start(mode: str, out: Path, *args: str) -> subprocess.Popen[bytes]:
     program = binary()
     with out.open("wb") as stdout, out.with_suffix(".err").open("wb") as stderr:
         return subprocess.Popen([str(program), mode, *args], stdout=stdout, stderr=stderr)
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float = 60) -> int:
+    """SIGTERM (flush or commit, then exit), SIGKILL if it has not exited in ``timeout``
+    seconds; its exit code (-9 when killed)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
 
 
 def events(out: Path, name: str | None = None) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 // line on stdout, shaped like Apache Kafka's VerifiableProducer, so one harness reads
 // both.
 //
-//	franz produce --bootstrap B --topic T [--rate N] [--keys K] [--max M] [--size S] [--linger-ms L]
+//	franz produce --bootstrap B --topic T [--rate N] [--keys K] [--max M] [--size S]
+//	              [--linger-ms L] [--flush-timeout-s F]
 //	franz consume --bootstrap B --topic T --group G
 //
 // produce sends the values "0", "1", ... in order with key n % K; every record carries
@@ -11,7 +12,8 @@
 // that brings the record to about S bytes. It prints producer_send_success or
 // producer_send_error per record, producer_epoch whenever the client's producer id or
 // epoch changes, and shutdown_complete after SIGTERM (or --max records): sending
-// stops, everything buffered is flushed, exit 0.
+// stops, everything buffered is flushed (exit 0; exit 1 if that takes more than
+// --flush-timeout-s, the records left reported as producer_send_error).
 //
 // consume prints partitions_assigned, then one "record" per record (with e2e_ms, the
 // time from the record's sent_ns to its arrival here, when the header is there); it
@@ -108,7 +110,7 @@ func (e *epochWatch) observe(id, epoch any) {
 type produceArgs struct {
 	bootstrap, topic      string
 	rate, keys, max, size int
-	lingerMs              int
+	lingerMs, flushS      int
 }
 
 func produce(ctx context.Context, a produceArgs) error {
@@ -137,10 +139,14 @@ func produce(ctx context.Context, a produceArgs) error {
 		if ctx.Err() != nil {
 			break
 		}
+		outstanding.Add(1)
 		client.Produce(context.Background(), record(n, a), report)
 	}
-	err = client.Flush(context.Background())
-	client.Close()
+	flushing, cancel := context.WithTimeout(context.Background(), time.Duration(a.flushS)*time.Second)
+	defer cancel()
+	err = client.Flush(flushing)
+	client.Close() // records still buffered (flush timed out) are reported as send errors
+	outstanding.Wait()
 	stdout.emit(map[string]any{"name": "shutdown_complete"})
 	stdout.flush()
 	return err
@@ -156,8 +162,12 @@ func record(n int, a produceArgs) *kgo.Record {
 	return r
 }
 
+// outstanding counts the records whose promise has not run yet.
+var outstanding sync.WaitGroup
+
 // report is the per-record promise: franz-go calls it in send order per partition.
 func report(r *kgo.Record, err error) {
+	defer outstanding.Done()
 	line := map[string]any{"key": string(r.Key), "value": string(r.Value), "topic": r.Topic}
 	if sent, ok := sentAt(r); ok {
 		line["ack_ms"] = float64(time.Now().UnixNano()-sent) / 1e6
@@ -213,7 +223,9 @@ func consume(ctx context.Context, bootstrap, topic, group string) error {
 		stdout.flush() // printed before franz-go's autocommit can commit it
 		client.AllowRebalance()
 	}
-	err = client.CommitUncommittedOffsets(context.Background())
+	committing, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = client.CommitUncommittedOffsets(committing)
 	stdout.emit(map[string]any{"name": "offsets_committed", "success": err == nil})
 	client.CloseAllowingRebalance()
 	stdout.emit(map[string]any{"name": "shutdown_complete"})
@@ -237,6 +249,7 @@ func main() {
 	flags.IntVar(&a.max, "max", -1, "records to send (< 0: until SIGTERM)")
 	flags.IntVar(&a.size, "size", 0, "pad each record to about this many bytes (a header)")
 	flags.IntVar(&a.lingerMs, "linger-ms", -1, "producer linger (< 0: franz-go's default)")
+	flags.IntVar(&a.flushS, "flush-timeout-s", 120, "after SIGTERM or --max, wait this long for acks")
 	flags.StringVar(&group, "group", "", "consumer group (consume)")
 	flags.Parse(os.Args[2:])
 	if a.bootstrap == "" || a.topic == "" || (mode == "consume" && group == "") || a.keys < 1 {

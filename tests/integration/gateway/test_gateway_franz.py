@@ -4,7 +4,6 @@ the order it was sent."""
 
 from __future__ import annotations
 
-import signal
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -31,7 +30,11 @@ def test_franz_go_produces_and_consumes_through_the_gateway(
     sent = tmp_path / "produce.jsonl"
     producer = franz.start("produce", sent, "--bootstrap", gateway.bootstrap, "--topic", topic,
                            "--keys", "60", "--max", str(RECORDS))  # fmt: skip
-    assert producer.wait(120) == 0, sent.with_suffix(".err").read_text()[-2000:]
+    try:
+        code = producer.wait(120)
+    finally:
+        franz.stop(producer)
+    assert code == 0, sent.with_suffix(".err").read_text()[-2000:]
     acked = franz.events(sent, "producer_send_success")
     assert not franz.events(sent, "producer_send_error"), sent.read_text()[-2000:]
     assert len(acked) == RECORDS
@@ -45,8 +48,7 @@ def test_franz_go_produces_and_consumes_through_the_gateway(
         wait_for(lambda: len(franz.events(read, "record")) >= RECORDS, timeout=90,
                  message=f"{RECORDS} records read back with franz-go")  # fmt: skip
     finally:
-        consumer.send_signal(signal.SIGTERM)
-        code = consumer.wait(60)
+        code = franz.stop(consumer)
     assert code == 0, read.with_suffix(".err").read_text()[-2000:]
     records = franz.events(read, "record")
     committed_all = {"name": "offsets_committed", "success": True}

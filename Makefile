@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars system-deps vendor demo test test-fast test-unit test-integration lint format clean demo-down
+.PHONY: all install jars system-deps clients vendor demo test test-fast test-unit test-integration lint format clean demo-down
 
 all: test
 
@@ -35,6 +35,14 @@ system-deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi
 
+# Test clients from other ecosystems (tests/ecosystems): franz-go, modules from the Go module proxy.
+FRANZ := $(abspath $(KMIGRATE_CACHE))/clients/franz
+FRANZ_SRC := $(wildcard tests/ecosystems/franz-go/*.go) tests/ecosystems/franz-go/go.mod tests/ecosystems/franz-go/go.sum
+clients: $(FRANZ)
+$(FRANZ): $(FRANZ_SRC)
+	@command -v go >/dev/null || { echo "the franz-go test client needs Go >= 1.26 on PATH"; exit 1; }
+	cd tests/ecosystems/franz-go && go build -trimpath -buildvcs=false -o $@ .
+
 # The console's and /docs' front-end files are checked in (serve/static/vendor/README.md);
 # this fetches the same versions again from the npm registry.
 VENDOR := src/kmigrate/serve/static/vendor
@@ -55,17 +63,17 @@ demo: jars
 demo-down: $(STAMP)
 	$(BIN)/kmigrate sandbox down
 
-test: jars system-deps
+test: jars system-deps clients
 	$(BIN)/pytest tests
 
 # The inner loop: unit tests and the quick integration tests (about 1.5 minutes).
-test-fast: jars system-deps
+test-fast: jars system-deps clients
 	$(BIN)/pytest tests -m "not slow"
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-test-integration: jars system-deps
+test-integration: jars system-deps clients
 	$(BIN)/pytest tests/integration
 
 lint: $(STAMP)

@@ -21,6 +21,7 @@ from kmigrate.gateway.protocol.sasl import MECHANISMS, SaslClient
 log = logging.getLogger("kmigrate.gateway.backend")  # as before the move (logs)
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 35.0  # above Kafka's default 30 s request/fetch waits
+FETCH = 1  # api key
 
 
 class BackendUnavailable(Exception):
@@ -209,6 +210,7 @@ class Backend:
         self.view = ClusterView()
         self.versions: dict[int, tuple[int, int]] = {}
         self._links: dict[tuple[str, int, str], BrokerLink] = {}
+        self._fetch_links: dict[tuple[str, int, str], list[BrokerLink]] = {}  # idle ones
         self._coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> broker
         self._refreshing: asyncio.Lock = asyncio.Lock()
 
@@ -233,8 +235,25 @@ class Backend:
         address = self.view.brokers.get(broker)
         if address is None:
             raise BackendUnavailable(f"cluster {self.name} has no broker {broker} (any more)")
+        if type(body).__api_key__ == FETCH:
+            return await self._fetch(address, body, identity)
         link = self.link(*address, identity)
         return await link.call(body, expect_response=expect_response)
+
+    async def _fetch(self, address: tuple[str, int], body: Any, identity: Identity | None) -> Any:
+        """A fetch on a connection of its own: a broker answers a connection's requests
+        one at a time, so a fetch waiting there for data (up to its max wait) would hold
+        every produce and fetch behind it; it waits like a client's own connection."""
+        idle = self._fetch_links.setdefault((*address, identity.name if identity else ""), [])
+        sasl = identity.sasl if identity else self._sasl
+        link = idle.pop() if idle else BrokerLink(*address, self.client_id, sasl)
+        try:
+            answer = await link.call(body)
+        except BaseException:  # broken, or given up on (cancelled): never reused
+            link.close()
+            raise
+        idle.append(link)
+        return answer
 
     async def call_any(self, body: Any) -> Any:
         """``body`` sent to the first broker that answers (known brokers, then bootstrap)."""
@@ -247,7 +266,7 @@ class Backend:
         raise BackendUnavailable(f"cluster {self.name}: no broker answers ({failures[-1]})")
 
     def close(self) -> None:
-        for link in self._links.values():
+        for link in [*self._links.values(), *(k for ks in self._fetch_links.values() for k in ks)]:
             link.close()
 
     # ------------------------------------------------------------ metadata

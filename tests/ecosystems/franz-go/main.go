@@ -108,9 +108,9 @@ func (e *epochWatch) observe(id, epoch any) {
 }
 
 type produceArgs struct {
-	bootstrap, topic      string
-	rate, keys, max, size int
-	lingerMs, flushS      int
+	bootstrap, topic, prefix string
+	rate, keys, max, size    int
+	lingerMs, flushS         int
 }
 
 func produce(ctx context.Context, a produceArgs) error {
@@ -154,6 +154,9 @@ func produce(ctx context.Context, a produceArgs) error {
 
 func record(n int, a produceArgs) *kgo.Record {
 	value := strconv.Itoa(n)
+	if a.prefix != "" {
+		value = a.prefix + "." + value // several producers on one topic, told apart
+	}
 	r := &kgo.Record{Key: []byte(strconv.Itoa(n % a.keys)), Value: []byte(value)}
 	r.Headers = []kgo.RecordHeader{{Key: "sent_ns", Value: []byte(strconv.FormatInt(time.Now().UnixNano(), 10))}}
 	if pad := a.size - len(value) - 32; pad > 0 {
@@ -246,6 +249,7 @@ func main() {
 	flags.StringVar(&a.topic, "topic", "", "the topic")
 	flags.IntVar(&a.rate, "rate", -1, "records per second (<= 0: as fast as possible)")
 	flags.IntVar(&a.keys, "keys", 60, "key = str(n % keys)")
+	flags.StringVar(&a.prefix, "prefix", "", "values are PREFIX.n instead of n")
 	flags.IntVar(&a.max, "max", -1, "records to send (< 0: until SIGTERM)")
 	flags.IntVar(&a.size, "size", 0, "pad each record to about this many bytes (a header)")
 	flags.IntVar(&a.lingerMs, "linger-ms", -1, "producer linger (< 0: franz-go's default)")

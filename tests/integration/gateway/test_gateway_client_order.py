@@ -1,8 +1,8 @@
 """Clients users run, through two gateway instances, a smooth move of half a topic's
 partitions in the middle and an instance killed with -9 at a random moment: Kafka's own
 Java producer (5 requests in flight per connection, keyed) and consumer, confluent-kafka
-(librdkafka) and kafka-python producers, all on one topic at once. What a broker promises
-them, the gateway keeps: every acknowledged record read exactly once at the offset its
+(librdkafka), kafka-python and franz-go (Go) producers, all on one topic at once. What a
+broker promises them, the gateway keeps: every acknowledged record read exactly once at the offset its
 producer was told, per-partition send order, no failed send, no epoch bump."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tests.integration.gateway.verifiable import (
     Client,
     Produced,
     check_accounted,
+    franz_producer,
     java_consumer,
     java_epochs,
     java_producer,
@@ -70,6 +71,9 @@ def test_clients_keep_order_through_a_move_and_a_kill(
         python_producer(kind, gateway.bootstrap, topic, tmp_path, rate=300, keys=60, prefix=n)
         for n, kind in ((2, "confluent"), (3, "kafka-python"))
     ]
+    producers.append(
+        franz_producer(gateway.bootstrap, topic, tmp_path, rate=300, keys=60, prefix=4)
+    )
     consumer, consumed = java_consumer(
         jars, gateway.bootstrap, topic, unique("gw-client-order"), tmp_path
     )

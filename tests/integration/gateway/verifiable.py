@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.ecosystems import franz
 from tests.helpers import wait_for
 
 Record = tuple[int, int, int]  # partition, offset, n (the record's place in send order)
@@ -170,6 +171,16 @@ def java_producer(
             "--topic", topic, "--throughput", str(rate), "--repeating-keys", str(keys),
             "--value-prefix", str(prefix), "--command-config", str(config)]  # fmt: skip
     return Client(argv, folder / "java-producer.log", produced.parse), produced
+
+
+def franz_producer(
+    bootstrap: str, topic: str, folder: Path, *, rate: int, keys: int, prefix: int
+) -> tuple[Client, Produced]:
+    """franz-go's idempotent producer (Go; its defaults pipeline requests like Java's)."""
+    produced = Produced("franz-go", str(prefix))
+    argv = [str(franz.binary()), "produce", "--bootstrap", bootstrap, "--topic", topic,
+            "--rate", str(rate), "--keys", str(keys), "--prefix", str(prefix)]  # fmt: skip
+    return Client(argv, folder / "franz-producer.log", produced.parse), produced
 
 
 def java_epochs(client: Client) -> list[tuple[int, int]]:

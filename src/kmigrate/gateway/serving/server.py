@@ -164,6 +164,7 @@ async def run_instance(
         await asyncio.to_thread(registry.acknowledge_fence, topic, partition, epoch, me.node_id)
 
     gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
+    gateway.edit_routes = registry.change_routes
     await gateway.start()
     loop = asyncio.get_running_loop()
     routes_known = asyncio.Event()
@@ -288,8 +289,7 @@ async def _age_forever(
 def _set_routes(gateway: Gateway, table: Any, known: asyncio.Event) -> None:
     if table.version != gateway.routes.version:
         log.info("routing table version %s: %d topic(s)", table.version, len(table.topics))
-    gateway.routes = table
-    gateway.fences.follow(table)
+    gateway.follow(table)
     known.set()
 
 

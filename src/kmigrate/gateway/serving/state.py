@@ -36,7 +36,7 @@ log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs
 OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     0: (3, 9),  # Produce
     1: (4, 12),  # Fetch
-    2: (1, 7),  # ListOffsets
+    2: (1, 10),  # ListOffsets (v8: earliest-local, v9: latest-tiered, v10: timeout)
     3: (4, 12),  # Metadata
     8: (2, 8),  # OffsetCommit
     9: (1, 7),  # OffsetFetch
@@ -48,8 +48,24 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     15: (0, 5),  # DescribeGroups
     16: (0, 4),  # ListGroups
     18: (0, 3),  # ApiVersions
+    19: (2, 7),  # CreateTopics (on the default route's cluster)
+    20: (1, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
     22: (0, 4),  # InitProducerId (transactional: refused)
     23: (2, 4),  # OffsetForLeaderEpoch
+    29: (1, 3),  # DescribeAcls (refused: SECURITY_DISABLED, and why)
+    30: (1, 3),  # CreateAcls (refused likewise)
+    31: (1, 3),  # DeleteAcls (refused likewise)
+    32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    37: (0, 3),  # CreatePartitions
+    42: (0, 2),  # DeleteGroups
+    44: (0, 1),  # IncrementalAlterConfigs
+    46: (0, 0),  # ListPartitionReassignments (none: one replica per partition)
+    47: (0, 0),  # OffsetDelete
+    60: (0, 2),  # DescribeCluster (the live instances)
+    61: (0, 0),  # DescribeProducers
+    75: (0, 0),  # DescribeTopicPartitions (KIP-966)
 }
 _STALE_LEADER = {
     ErrorCode.not_leader_or_follower,
@@ -97,6 +113,11 @@ class State:
         self.marks = Marks()
         self.timings = Timings()
         self._down: set[str] = set()  # backends that failed, until one answers again
+        # Writes the routing table (read, change, compare-and-set) in ZooKeeper; blocking
+        # (run it in a thread). None: an instance without ZooKeeper.
+        self.edit_routes: (
+            Callable[[Callable[[RoutingTable], RoutingTable]], RoutingTable] | None
+        ) = None
 
     async def start(self) -> None:
         """Learn every backend; the group home must answer, another backend that does
@@ -124,6 +145,19 @@ class State:
     def close(self) -> None:
         for backend in self.backends.values():
             backend.close()
+
+    def follow(self, table: RoutingTable) -> None:
+        """Serve ``table`` from now on, its fences too (an older one than served is
+        ignored); when it changed, learn every backend's metadata again (partition counts:
+        a topic created, deleted or given partitions through another instance)."""
+        if table.version < self.routes.version:
+            return
+        changed = table.version != self.routes.version
+        self.routes = table
+        self.fences.follow(table)
+        if changed:
+            for cluster in self.backends:
+                self.soon_refresh(cluster)
 
     def live_instances(self) -> list[Instance]:
         return self.instances or [self.me]

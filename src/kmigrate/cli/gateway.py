@@ -232,8 +232,12 @@ def route_default(app: AppContext, cluster: str | None, clear: bool, routes: str
     if (cluster is None) == (not clear):
         raise ConfigError("give --cluster CLUSTER or --clear")
     new = command.set_default(app.settings, setup_of(app.settings, routes), cluster)
-    where = f"cluster {cluster}" if cluster else "nowhere (CreateTopics is refused)"
-    render.out.print(f"new topics are created on {where} (routing table version {new.version})")
+    what = (
+        f"new topics are created on cluster {cluster}"
+        if cluster
+        else "no default route: creating topics through the gateway is refused"
+    )
+    render.out.print(f"{what} (routing table version {new.version})")
 
 
 @route.command("delete")

@@ -111,15 +111,17 @@ def test_kafka_tools_describe_alter_and_reset_through_the_gateway(
     clusters: Clusters, gateway: Gateway, used_topic: tuple[str, str]
 ) -> None:
     topic, group = used_topic
-    describe, configs, groups, listed = _java_all(
+    describe, configs, groups, listed, producers = _java_all(
         gateway,
         (f"{TOOLS}.TopicCommand", "--describe", "--topic", topic),
         ("kafka.admin.ConfigCommand", "--describe", "--entity-type", "brokers",
          "--entity-name", "1", "--all"),
         (f"{TOOLS}.consumer.group.ConsumerGroupCommand", "--describe", "--group", group),
         (f"{TOOLS}.consumer.group.ConsumerGroupCommand", "--list"),
+        (f"{TOOLS}.TransactionsCommand", "describe-producers", "--topic", topic,
+         "--partition", "1"),
     )  # fmt: skip
-    for code, said in (describe, configs, groups, listed):
+    for code, said in (describe, configs, groups, listed, producers):
         assert code == 0, said[-2000:]
         _names_only_gateway(said, gateway, clusters)
     assert "does not support" not in describe[1]
@@ -129,6 +131,8 @@ def test_kafka_tools_describe_alter_and_reset_through_the_gateway(
     lags = re.findall(rf"{group}\s+{topic}\s+\d\s+(\d+)\s+(\d+)\s+(\d+)", groups[1])
     assert lags == [("10", "10", "0")] * 3, groups[1]
     assert group in listed[1].split()
+    rows = [[c.strip() for c in line.split("\t")] for line in producers[1].splitlines()]
+    assert [r[3] for r in rows if r[0].isdigit()] == ["9"], producers[1]  # 10 records, 1 producer
 
     # Alter a topic config: it is the backend's; reset the group; delete records.
     code, said = _java(gateway, "kafka.admin.ConfigCommand", "--alter", "--entity-type", "topics",

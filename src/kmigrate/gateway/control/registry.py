@@ -81,6 +81,13 @@ class Registry:
         raw, stat = self.zk.get(self.routes_path)
         return parse_table(raw, stat.version)
 
+    def read_routes_now(self) -> RoutingTable:
+        """The table as the ensemble's leader has it (synced first: not a lagging
+        server's copy)."""
+        self.zk.ensure_path(self.routes_path)
+        self.zk.sync(self.routes_path)
+        return self.read_routes()
+
     def write_routes(self, table: RoutingTable) -> RoutingTable:
         """``table`` stored, if the stored one is still the version it was read at."""
         try:

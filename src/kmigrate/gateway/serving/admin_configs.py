@@ -164,16 +164,20 @@ async def describe_configs(state: State, body: Any) -> Any:
     home = state.group_home
     home_broker = min(home.view.brokers, default=-1)
     instances = state.live_instances()
-    places = [
-        place_describe(r, state.routes, home.name, instances, home_broker) for r in body.resources
-    ]
+    routes = await state.routes_naming(_topics(body))
+    places = [place_describe(r, routes, home.name, instances, home_broker) for r in body.resources]
     return await _answer(state, body, places, "results")
 
 
 async def alter_configs(state: State, body: Any) -> Any:
     """AlterConfigs and IncrementalAlterConfigs (the same shape)."""
-    places = [place_alter(r, state.routes, state.group_home.name) for r in body.resources]
+    routes = await state.routes_naming(_topics(body))
+    places = [place_alter(r, routes, state.group_home.name) for r in body.resources]
     return await _answer(state, body, places, "responses")
+
+
+def _topics(body: Any) -> list[str]:
+    return [r.resource_name for r in body.resources if int(r.resource_type) == TOPIC]
 
 
 async def _answer(state: State, body: Any, places: list[Where], results: str) -> Any:

@@ -55,6 +55,8 @@ def delete_point(space: Sequence[Segment], item: Any) -> virtual.Part | ErrorCod
 
 
 async def delete_records(state: State, body: Any) -> Any:
+    await state.routes_naming(t.name for t in body.topics)
+
     def place(topic: str, item: Any) -> split.Target | split.Routed | ErrorCode:
         found = state.route(topic, item, "partition_index")
         if isinstance(found, ErrorCode):
@@ -82,17 +84,8 @@ async def describe_producers(state: State, body: Any) -> Any:
     """Each partition's active producers, asked of the broker leading it now."""
     reply = response_class_of(body)
     partition_cls = item_type(item_type(reply, "topics"), "partitions")
-    found: dict[tuple[str, int], Any] = {}
-    parts: dict[split.Target, dict[str, list[int]]] = {}
-    for topic in body.topics:
-        route = state.routes.topics.get(topic.name)
-        for p in topic.partition_indexes:
-            where = state.target(route.cluster_of(p), topic.name, p) if route else None
-            if isinstance(where, tuple):
-                parts.setdefault(where, {}).setdefault(topic.name, []).append(int(p))
-                continue
-            code = where if isinstance(where, ErrorCode) else ErrorCode.unknown_topic_or_partition
-            found[(topic.name, int(p))] = _producers_error(partition_cls, int(p), code)
+    await state.routes_naming(t.name for t in body.topics)
+    found, parts = _place_producers(state, body, partition_cls)
     targets = list(parts)
     answers = await asyncio.gather(
         *(_producers_of(state, body, t, parts[t]) for t in targets), return_exceptions=True
@@ -120,6 +113,24 @@ async def describe_producers(state: State, body: Any) -> Any:
         for t in body.topics
     )
     return build(reply, throttle_time=NO_THROTTLE, topics=topics)
+
+
+def _place_producers(
+    state: State, body: Any, partition_cls: type
+) -> tuple[dict[tuple[str, int], Any], dict[split.Target, dict[str, list[int]]]]:
+    """The partitions answered at once (errors), and the others by leading broker."""
+    found: dict[tuple[str, int], Any] = {}
+    parts: dict[split.Target, dict[str, list[int]]] = {}
+    for topic in body.topics:
+        route = state.routes.topics.get(topic.name)
+        for p in topic.partition_indexes:
+            where = state.target(route.cluster_of(p), topic.name, p) if route else None
+            if isinstance(where, tuple):
+                parts.setdefault(where, {}).setdefault(topic.name, []).append(int(p))
+                continue
+            code = where if isinstance(where, ErrorCode) else ErrorCode.unknown_topic_or_partition
+            found[(topic.name, int(p))] = _producers_error(partition_cls, int(p), code)
+    return found, parts
 
 
 async def _producers_of(

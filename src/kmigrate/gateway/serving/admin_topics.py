@@ -97,7 +97,7 @@ def check_partitions(topic: Any, table: RoutingTable) -> Refusal | None:
 
 
 async def create_topics(state: State, body: Any) -> Any:
-    table = state.routes
+    table = await state.routes_naming(t.name for t in body.topics)
     refused = {
         t.name: r for t in body.topics if (r := check_create(t, table, list(state.backends)))
     }
@@ -140,6 +140,7 @@ async def _made(
             made.append(topic)
     for topic in made:
         count = await offsets_home.count_of(state, cluster, topic, answers[topic.name])
+        await offsets_home.learned(state.backends[cluster], topic.name, count or 1)
         trouble = await offsets_home.ensure(state, cluster, topic.name, count)
         if trouble is not None:
             problems[topic.name] = (ErrorCode.policy_violation, trouble)
@@ -189,7 +190,9 @@ def _gateway_id(item: Any, name: str) -> dict[str, Any]:
 
 
 async def delete_topics(state: State, body: Any) -> Any:
-    table = state.routes
+    table = await state.routes_naming(getattr(body, "topic_names", None) or (
+        t.name for t in getattr(body, "topics", ()) if t.name
+    ))  # fmt: skip
     asked = _names_to_delete(body, table)
     refused: dict[str, Refusal] = {n: r for n in asked if n and (r := check_delete(n, table))}
     wanted = [n for n in asked if n and n not in refused]
@@ -269,7 +272,7 @@ def _deleted_answer(body: Any, asked: list[str | None], refused: dict[str, Refus
 
 
 async def create_partitions(state: State, body: Any) -> Any:
-    table = state.routes
+    table = await state.routes_naming(t.name for t in body.topics)
     refused = {t.name: r for t in body.topics if (r := check_partitions(t, table))}
     by_cluster: dict[str, list[Any]] = {}
     for topic in body.topics:
@@ -305,6 +308,7 @@ async def _grow(state: State, cluster: str, body: Any, topics: list[Any]) -> dic
         return problems
     for topic in topics:
         if topic.name not in problems:
+            await offsets_home.learned(state.backends[cluster], topic.name, int(topic.count))
             trouble = await offsets_home.grow(state, cluster, topic, body)
             if trouble is not None:
                 problems[topic.name] = (ErrorCode.policy_violation, trouble)

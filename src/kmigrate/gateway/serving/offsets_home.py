@@ -72,6 +72,7 @@ async def _matched(
         return f"done on {cluster}, but the group home {home.name} does not answer: {exc}"
     item = (getattr(answer, "topics", None) or answer.results)[0]
     if item.error_code == ErrorCode.none:
+        await learned(home, name, count)
         return None
     if item.error_code == exists and await _learned_count(home, name) == count:
         return None
@@ -82,7 +83,14 @@ async def _matched(
     )
 
 
-async def _learned_count(backend: Backend, name: str) -> int | None:
+async def learned(backend: Backend, name: str, at_least: int = 1) -> None:
+    """Return once ``backend``'s metadata shows ``name`` with ``at_least`` partitions,
+    or after a few tries: a broker learns what its controller did a moment later, and
+    the gateway answers partitions from what brokers say."""
+    await _learned_count(backend, name, at_least)
+
+
+async def _learned_count(backend: Backend, name: str, at_least: int = 1) -> int | None:
     """``name``'s partition count as ``backend``'s metadata says (a new topic may take
     a moment to reach every broker's metadata)."""
     for attempt in range(_LEARN_TRIES):
@@ -90,7 +98,7 @@ async def _learned_count(backend: Backend, name: str) -> int | None:
             await backend.refresh()
         except BackendUnavailable:
             return None
-        if name in backend.view.partitions:
+        if backend.view.partitions.get(name, 0) >= at_least:
             return backend.view.partitions[name]
         await asyncio.sleep(0.05 * (attempt + 1))
-    return None
+    return backend.view.partitions.get(name)

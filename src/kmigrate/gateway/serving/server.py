@@ -164,7 +164,7 @@ async def run_instance(
         await asyncio.to_thread(registry.acknowledge_fence, topic, partition, epoch, me.node_id)
 
     gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
-    gateway.edit_routes = registry.change_routes
+    gateway.edit_routes, gateway.read_routes = registry.change_routes, registry.read_routes_now
     await gateway.start()
     loop = asyncio.get_running_loop()
     routes_known = asyncio.Event()

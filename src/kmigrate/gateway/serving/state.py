@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -118,6 +118,7 @@ class State:
         self.edit_routes: (
             Callable[[Callable[[RoutingTable], RoutingTable]], RoutingTable] | None
         ) = None
+        self.read_routes: Callable[[], RoutingTable] | None = None  # blocking, synced read
 
     async def start(self) -> None:
         """Learn every backend; the group home must answer, another backend that does
@@ -158,6 +159,18 @@ class State:
         if changed:
             for cluster in self.backends:
                 self.soon_refresh(cluster)
+
+    async def routes_naming(self, topics: Iterable[str]) -> RoutingTable:
+        """The routing table, read again from ZooKeeper first when it does not name
+        every one of ``topics``: an admin request may name a topic another instance
+        created a moment ago, before this instance's watch told it."""
+        if self.read_routes is None or all(t in self.routes.topics for t in topics):
+            return self.routes
+        try:
+            self.follow(await asyncio.to_thread(self.read_routes))
+        except Exception as exc:  # ZooKeeper away: the table this instance has
+            log.info("could not read the routing table again: %s", exc)
+        return self.routes
 
     def live_instances(self) -> list[Instance]:
         return self.instances or [self.me]

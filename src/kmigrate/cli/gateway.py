@@ -190,6 +190,8 @@ def status(app: AppContext, routes: str | None, as_json: bool) -> None:
             for t, r in sorted(table.topics.items())
         ],
     )
+    if table.default:
+        render.out.print(f"default route (new topics): {table.default}")
 
 
 @group.group("route")
@@ -236,6 +238,26 @@ def route_set(
         )
     what = f"partition(s) {','.join(map(str, chosen))} of {topic}" if chosen else f"topic {topic}"
     render.out.print(f"routed {what} to {cluster} (routing table version {done.routes_version})")
+
+
+@route.command("default")
+@click.option("--cluster", metavar="CLUSTER", help="Where new topics are created.")
+@click.option("--clear", is_flag=True, help="No default route: CreateTopics is refused.")
+@routes_option
+@pass_app
+def route_default(app: AppContext, cluster: str | None, clear: bool, routes: str | None) -> None:
+    """Topics clients create through the gateway (CreateTopics: kafka-topics --create,
+    Kafka Streams' internal topics) are made on CLUSTER (and on the group home, for
+    their committed offsets) and routed there."""
+    if (cluster is None) == (not clear):
+        raise ConfigError("give --cluster CLUSTER or --clear")
+    new = command.set_default(app.settings, setup_of(app.settings, routes), cluster)
+    what = (
+        f"new topics are created on cluster {cluster}"
+        if cluster
+        else "no default route: creating topics through the gateway is refused"
+    )
+    render.out.print(f"{what} (routing table version {new.version})")
 
 
 @route.command("delete")

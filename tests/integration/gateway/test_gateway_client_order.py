@@ -2,8 +2,9 @@
 partitions in the middle and an instance killed with -9 at a random moment: Kafka's own
 Java producer (5 requests in flight per connection, keyed) and consumer, confluent-kafka
 (librdkafka), kafka-python and franz-go (Go) producers, all on one topic at once. What a
-broker promises them, the gateway keeps: every acknowledged record read exactly once at the offset its
-producer was told, per-partition send order, no failed send, no epoch bump."""
+broker promises them, the gateway keeps: every acknowledged record read exactly once at
+the offset its producer was told, per-partition send order, no failed send, no epoch
+bump."""
 
 from __future__ import annotations
 

@@ -86,6 +86,7 @@ def status_json(instances: Sequence[Instance], table: RoutingTable) -> dict[str,
             for t, r in sorted(table.topics.items())
         },
         "routes_version": table.version,
+        "default_route": table.default,
     }
 
 
@@ -159,6 +160,18 @@ def unroute(setup: Setup, topic: str) -> RoutingTable:
     registry = setup.registry()
     try:
         return registry.write_routes(registry.read_routes().without(topic))
+    finally:
+        registry.close()
+
+
+def set_default(settings: Settings, setup: Setup, cluster: str | None) -> RoutingTable:
+    """The table with ``cluster`` as the default route (where topics clients create
+    through the gateway are made and routed); None clears it (CreateTopics refused)."""
+    if cluster is not None:
+        settings.cluster(cluster)  # a name clusters.yaml knows
+    registry = setup.registry()
+    try:
+        return registry.change_routes(lambda table: table.with_default(cluster))
     finally:
         registry.close()
 

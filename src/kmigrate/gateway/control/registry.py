@@ -20,7 +20,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
@@ -81,6 +81,13 @@ class Registry:
         raw, stat = self.zk.get(self.routes_path)
         return parse_table(raw, stat.version)
 
+    def read_routes_now(self) -> RoutingTable:
+        """The table as the ensemble's leader has it (synced first: not a lagging
+        server's copy)."""
+        self.zk.ensure_path(self.routes_path)
+        self.zk.sync(self.routes_path)
+        return self.read_routes()
+
     def write_routes(self, table: RoutingTable) -> RoutingTable:
         """``table`` stored, if the stored one is still the version it was read at."""
         try:
@@ -90,7 +97,21 @@ class Registry:
                 "the gateway's routing table changed while this change was made; run the "
                 "command again"
             ) from None
-        return RoutingTable(table.topics, stat.version)
+        return replace(table, version=stat.version)
+
+    def change_routes(
+        self, change: Callable[[RoutingTable], RoutingTable], attempts: int = 5
+    ) -> RoutingTable:
+        """The stored table passed through ``change`` and written back with a
+        compare-and-set, read again and retried when another writer came first."""
+        for attempt in range(attempts):
+            table = self.read_routes()
+            try:
+                return self.write_routes(change(table))
+            except ConflictError:
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def watch_routes(self, changed: Callable[[RoutingTable], None]) -> None:
         """Call ``changed`` with the table now (read after a sync: not a stale server's

@@ -4,8 +4,10 @@ that holds its partitions (one cluster per topic, with per-partition exceptions)
 Pure: the table is a value kept as JSON in ZooKeeper; every change is a new table
 written with a compare-and-set on the znode's version (kmigrate.gateway.control.registry).
 A topic that is not in the table does not exist for the gateway's clients. Next to the
-routes live each partition's migrations (kmigrate.gateway.control.partition_moves) and the shielded
-clusters, so one compare-and-set changes a route and its migration record together.
+routes live each partition's migrations (kmigrate.gateway.control.partition_moves), the shielded
+clusters and the default route (the cluster where topics clients create through the
+gateway are made), so one compare-and-set changes a route and its migration record
+together.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kmigrate.errors import ConfigError
-from kmigrate.gateway.control.partition_moves import Migration, Segment, segments
+from kmigrate.gateway.control.partition_moves import Migration, Segment, Status, segments
 
 FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -52,6 +54,7 @@ class RoutingTable:
     topics: Mapping[str, TopicRoute] = field(default_factory=dict)
     version: int = -1  # the znode version it was read at; -1: not stored yet
     shielded: frozenset[str] = frozenset()  # clusters the gateway sends nothing to
+    default: str | None = None  # where CreateTopics through the gateway makes topics
 
     def cluster_of(self, topic: str, partition: int) -> str | None:
         route = self.topics.get(topic)
@@ -113,6 +116,22 @@ class RoutingTable:
         shielded = self.shielded | {cluster} if on else self.shielded - {cluster}
         return replace(self, shielded=frozenset(shielded))
 
+    def with_default(self, cluster: str | None) -> RoutingTable:
+        """This table with ``cluster`` as the default route (None: no default route)."""
+        return replace(self, default=cluster)
+
+    def holders(self, topic: str) -> set[str]:
+        """Every cluster holding records of ``topic`` clients can read: its routes and
+        the origins of its moves not aged yet."""
+        route = self.topics[topic]
+        origins = {
+            m.origin
+            for chain in route.migrations.values()
+            for m in chain
+            if m.status is not Status.AGED
+        }
+        return route.clusters() | origins
+
     def without(self, topic: str) -> RoutingTable:
         if topic not in self.topics:
             raise ConfigError(f"topic '{topic}' has no route")
@@ -122,6 +141,7 @@ class RoutingTable:
         body = {
             "format": FORMAT,
             "shielded": sorted(self.shielded),
+            "default": self.default,
             "topics": {
                 name: {
                     "cluster": route.cluster,
@@ -157,6 +177,7 @@ def parse_table(raw: bytes | None, version: int) -> RoutingTable:
             for name, entry in body["topics"].items()
         }
         shielded = frozenset(str(c) for c in body.get("shielded", ()))
+        default = body.get("default")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"the gateway's routing table is not readable: {exc}") from None
-    return RoutingTable(topics, version, shielded)
+    return RoutingTable(topics, version, shielded, None if default is None else str(default))

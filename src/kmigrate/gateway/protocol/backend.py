@@ -197,6 +197,7 @@ class ClusterView:
     partitions: dict[str, int] = field(default_factory=dict)  # topic -> partition count
     leaders: dict[tuple[str, int], Leader] = field(default_factory=dict)
     topic_errors: dict[str, ErrorCode] = field(default_factory=dict)
+    controller: int = -1  # where topics are created and deleted (ZooKeeper mode)
 
 
 class Backend:
@@ -265,6 +266,16 @@ class Backend:
                 failures.append(str(exc))
         raise BackendUnavailable(f"cluster {self.name}: no broker answers ({failures[-1]})")
 
+    async def call_controller(self, body: Any) -> Any:
+        """``body`` sent to the broker the cluster names its controller (a ZooKeeper-mode
+        cluster creates and deletes topics only there; a KRaft broker forwards)."""
+        if self.view.controller in self.view.brokers:
+            try:
+                return await self.call_broker(self.view.controller, body)
+            except BackendUnavailable:
+                pass
+        return await self.call_any(body)
+
     def close(self) -> None:
         for link in [*self._links.values(), *(k for ks in self._fetch_links.values() for k in ks)]:
             link.close()
@@ -302,6 +313,7 @@ class Backend:
             answer = await self.call_any(request)
             view = ClusterView()
             view.brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
+            view.controller = int(answer.controller_id)
             for topic in answer.topics:
                 if topic.error_code != ErrorCode.none:
                     view.topic_errors[topic.name] = topic.error_code

@@ -9,14 +9,37 @@ module of its API family, each working on the instance's state
 * FindCoordinator, the group APIs, InitProducerId: kmigrate.gateway.serving.groups
 * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit:
   kmigrate.gateway.serving.transactions
+* DeleteGroups, OffsetDelete: kmigrate.gateway.serving.group_admin
+* DescribeCluster, DescribeTopicPartitions, ListPartitionReassignments:
+  kmigrate.gateway.serving.cluster
+* DescribeConfigs, AlterConfigs, IncrementalAlterConfigs:
+  kmigrate.gateway.serving.admin_configs
+* CreateTopics, DeleteTopics, CreatePartitions: kmigrate.gateway.serving.admin_topics
+* DeleteRecords, DescribeProducers: kmigrate.gateway.serving.admin_records
+* DescribeAcls, CreateAcls, DeleteAcls (refused): kmigrate.gateway.serving.acls
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from kmigrate.gateway.protocol.wire import Request
-from kmigrate.gateway.serving import fetch, groups, metadata, offsets, produce, transactions
+from kmigrate.gateway.serving import (
+    acls,
+    admin_configs,
+    admin_records,
+    admin_topics,
+    cluster,
+    fetch,
+    group_admin,
+    groups,
+    metadata,
+    offsets,
+    produce,
+    transactions,
+)
 from kmigrate.gateway.serving.sequences import SequenceGuard
 from kmigrate.gateway.serving.state import State
 
@@ -53,4 +76,32 @@ class Gateway(State):
                 return await groups.to_coordinator(self, body.group_id, body)
             case api if api in transactions.APIS:
                 return await transactions.answer(self, api, body)
-        raise AssertionError(f"no handler for api {request.api_key}")
+        return await self._handle_admin(request.api_key, body)
+
+    async def _handle_admin(self, api_key: int, body: Any) -> Any:
+        """The answer to an admin request (topics, configs, records, the cluster)."""
+        handler = _ADMIN.get(api_key)
+        if handler is None:
+            raise AssertionError(f"no handler for api {api_key}")
+        answer = handler(self, body)
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+_ADMIN: dict[int, Callable[[State, Any], Any]] = {
+    19: admin_topics.create_topics,
+    20: admin_topics.delete_topics,
+    37: admin_topics.create_partitions,
+    32: admin_configs.describe_configs,
+    33: admin_configs.alter_configs,
+    44: admin_configs.alter_configs,
+    21: admin_records.delete_records,
+    61: admin_records.describe_producers,
+    60: cluster.describe_cluster,
+    75: cluster.describe_topic_partitions,
+    46: lambda _state, body: cluster.list_partition_reassignments(body),
+    42: group_admin.delete_groups,
+    47: group_admin.offset_delete,
+    29: lambda _state, body: acls.refuse(body),
+    30: lambda _state, body: acls.refuse(body),
+    31: lambda _state, body: acls.refuse(body),
+}

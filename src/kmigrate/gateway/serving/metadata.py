@@ -55,11 +55,16 @@ async def metadata(state: State, body: Any) -> Any:
         reply,
         throttle_time=NO_THROTTLE,
         brokers=brokers,
-        cluster_id=f"kmigrate-gateway-{state.name}",
+        cluster_id=cluster_id(state),
         controller_id=min(i.node_id for i in instances),
         topics=topics,
         cluster_authorized_operations=_ALL_OPERATIONS,
     )
+
+
+def cluster_id(state: State) -> str:
+    """The cluster id clients are told: the gateway's, never a backend's."""
+    return f"kmigrate-gateway-{state.name}"
 
 
 def _topic(state: State, topic_type: type, name: str) -> Any:
@@ -85,6 +90,11 @@ def _topic(state: State, topic_type: type, name: str) -> Any:
 
 
 def _partition(state: State, partition_type: type, topic: str, p: int) -> Any:
+    return build(partition_type, **partition_values(state, topic, p))
+
+
+def partition_values(state: State, topic: str, p: int) -> dict[str, Any]:
+    """One partition as clients see it: led by a live instance, its only replica."""
     leader = leader_of(topic, p, state.live_instances()).node_id
     known = state.leader(topic, p)
     moved = p in state.routes.topics[topic].migrations
@@ -93,13 +103,12 @@ def _partition(state: State, partition_type: type, topic: str, p: int) -> Any:
         if known is None or known.broker < 0
         else (ErrorCode.none, -1 if moved else known.epoch)
     )
-    return build(
-        partition_type,
-        error_code=code,
-        partition_index=p,
-        leader_id=leader,
-        leader_epoch=epoch,
-        replica_nodes=(leader,),
-        isr_nodes=(leader,),
-        offline_replicas=(),
-    )
+    return {
+        "error_code": code,
+        "partition_index": p,
+        "leader_id": leader,
+        "leader_epoch": epoch,
+        "replica_nodes": (leader,),
+        "isr_nodes": (leader,),
+        "offline_replicas": (),
+    }

@@ -188,6 +188,7 @@ async def run_instance(
         await asyncio.to_thread(registry.acknowledge_fence, topic, partition, epoch, me.node_id)
 
     gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
+    gateway.edit_routes, gateway.read_routes = registry.change_routes, registry.read_routes_now
     await gateway.start()
     access = access or Access()
     gateway.principals = access.principals
@@ -317,8 +318,7 @@ async def _age_forever(
 def _set_routes(gateway: Gateway, table: Any, known: asyncio.Event) -> None:
     if table.version != gateway.routes.version:
         log.info("routing table version %s: %d topic(s)", table.version, len(table.topics))
-    gateway.routes = table
-    gateway.fences.follow(table)
+    gateway.follow(table)
     known.set()
 
 

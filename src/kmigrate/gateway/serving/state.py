@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -38,7 +38,7 @@ log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs
 OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     0: (3, 9),  # Produce
     1: (4, 12),  # Fetch
-    2: (1, 7),  # ListOffsets
+    2: (1, 10),  # ListOffsets (v8: earliest-local, v9: latest-tiered, v10: timeout)
     3: (4, 12),  # Metadata
     8: (2, 8),  # OffsetCommit
     9: (1, 7),  # OffsetFetch
@@ -50,6 +50,9 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     15: (0, 5),  # DescribeGroups
     16: (0, 4),  # ListGroups
     18: (0, 3),  # ApiVersions
+    19: (2, 7),  # CreateTopics (on the default route's cluster)
+    20: (1, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
     22: (0, 5),  # InitProducerId (v6: two-phase commit, not offered)
     23: (2, 4),  # OffsetForLeaderEpoch
     # Transactions as clients of transaction version 1 speak them (KIP-890's version 2
@@ -59,6 +62,19 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 4),  # EndTxn
     28: (0, 4),  # TxnOffsetCommit
+    29: (1, 3),  # DescribeAcls (refused: SECURITY_DISABLED, and why)
+    30: (1, 3),  # CreateAcls (refused likewise)
+    31: (1, 3),  # DeleteAcls (refused likewise)
+    32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    37: (0, 3),  # CreatePartitions
+    42: (0, 2),  # DeleteGroups
+    44: (0, 1),  # IncrementalAlterConfigs
+    46: (0, 0),  # ListPartitionReassignments (none: one replica per partition)
+    47: (0, 0),  # OffsetDelete
+    60: (0, 2),  # DescribeCluster (the live instances)
+    61: (0, 0),  # DescribeProducers
+    75: (0, 0),  # DescribeTopicPartitions (KIP-966)
 }
 _STALE_LEADER = {
     ErrorCode.not_leader_or_follower,
@@ -108,6 +124,12 @@ class State:
         self.timings = Timings()
         self.principals = PrincipalMap()  # who acts on backends for a client
         self._down: set[str] = set()  # backends that failed, until one answers again
+        # Writes the routing table (read, change, compare-and-set) in ZooKeeper; blocking
+        # (run it in a thread). None: an instance without ZooKeeper.
+        self.edit_routes: (
+            Callable[[Callable[[RoutingTable], RoutingTable]], RoutingTable] | None
+        ) = None
+        self.read_routes: Callable[[], RoutingTable] | None = None  # blocking, synced read
 
     async def start(self) -> None:
         """Learn every backend; the group home must answer, another backend that does
@@ -135,6 +157,31 @@ class State:
     def close(self) -> None:
         for backend in self.backends.values():
             backend.close()
+
+    def follow(self, table: RoutingTable) -> None:
+        """Serve ``table`` from now on, its fences too (an older one than served is
+        ignored); when it changed, learn every backend's metadata again (partition counts:
+        a topic created, deleted or given partitions through another instance)."""
+        if table.version < self.routes.version:
+            return
+        changed = table.version != self.routes.version
+        self.routes = table
+        self.fences.follow(table)
+        if changed:
+            for cluster in self.backends:
+                self.soon_refresh(cluster)
+
+    async def routes_naming(self, topics: Iterable[str]) -> RoutingTable:
+        """The routing table, read again from ZooKeeper first when it does not name
+        every one of ``topics``: an admin request may name a topic another instance
+        created a moment ago, before this instance's watch told it."""
+        if self.read_routes is None or all(t in self.routes.topics for t in topics):
+            return self.routes
+        try:
+            self.follow(await asyncio.to_thread(self.read_routes))
+        except Exception as exc:  # ZooKeeper away: the table this instance has
+            log.info("could not read the routing table again: %s", exc)
+        return self.routes
 
     def live_instances(self) -> list[Instance]:
         return self.instances or [self.me]

@@ -73,7 +73,15 @@ type epochWatch struct {
 	announced bool
 }
 
-func (e *epochWatch) Level() kgo.LogLevel { return kgo.LogLevelInfo }
+// FRANZ_LOG=debug (or info) also prints franz-go's own log at that level to stderr.
+var printed = map[string]kgo.LogLevel{"debug": kgo.LogLevelDebug, "info": kgo.LogLevelInfo}[os.Getenv("FRANZ_LOG")]
+
+func (e *epochWatch) Level() kgo.LogLevel {
+	if printed > kgo.LogLevelInfo {
+		return printed
+	}
+	return kgo.LogLevelInfo
+}
 
 func (e *epochWatch) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	values := map[string]any{}
@@ -86,7 +94,7 @@ func (e *epochWatch) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	case "locally bumping idempotent producer epoch to recover from a prior produce error":
 		e.observe(values["id"], values["new_epoch"])
 	}
-	if level <= kgo.LogLevelWarn {
+	if level <= kgo.LogLevelWarn || level <= printed {
 		fmt.Fprintf(os.Stderr, "franz-go %s: %s %v\n", level, msg, keyvals)
 	}
 }

@@ -179,7 +179,8 @@ def franz_producer(
     """franz-go's idempotent producer (Go; its defaults pipeline requests like Java's)."""
     produced = Produced("franz-go", str(prefix))
     argv = [str(franz.binary()), "produce", "--bootstrap", bootstrap, "--topic", topic,
-            "--rate", str(rate), "--keys", str(keys), "--prefix", str(prefix)]  # fmt: skip
+            "--rate", str(rate), "--keys", str(keys), "--prefix", str(prefix),
+            "--flush-timeout-s", "60"]  # fmt: skip
     return Client(argv, folder / "franz-producer.log", produced.parse), produced
 
 

@@ -2,8 +2,9 @@
 
 * ApiVersions: the versions the gateway, kio and every backend all support.
 * Metadata: synthesized: routed topics only, each partition "led" by a live gateway
-  instance, leader epochs from the backend that holds the partition (none for a
-  partition that moved: epochs of two clusters do not compare).
+  instance, leader epochs from the backend that holds the partition (raised by
+  MOVED_EPOCHS per move for a partition that moved: epochs of two clusters do not
+  compare, and a client must never see its epoch go back).
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from kmigrate.gateway.protocol.wire import Request, response_type
 from kmigrate.gateway.serving.state import State
 
 _ALL_OPERATIONS = -2147483648  # "not asked for" in authorized-operations fields
+# A partition that moved has the leader epochs of its cluster now, raised past every
+# epoch it had before (2**20 per move): a client never sees its epoch go back (Go's
+# franz-go keeps a leader whose epoch would go back, or that has none, even after the
+# instance it names died). Requests for a moved partition reach its backends without
+# the client's epoch (kmigrate.gateway.serving.virtual).
+MOVED_EPOCHS = 2**20
 
 
 def api_versions(state: State, request: Request) -> Any:
@@ -97,11 +104,11 @@ def partition_values(state: State, topic: str, p: int) -> dict[str, Any]:
     """One partition as clients see it: led by a live instance, its only replica."""
     leader = leader_of(topic, p, state.live_instances()).node_id
     known = state.leader(topic, p)
-    moved = p in state.routes.topics[topic].migrations
+    flips = sum(1 for m in state.routes.topics[topic].migrations.get(p, ()) if m.flipped)
     code, epoch = (
         (ErrorCode.leader_not_available, -1)
         if known is None or known.broker < 0
-        else (ErrorCode.none, -1 if moved else known.epoch)
+        else (ErrorCode.none, flips * MOVED_EPOCHS + known.epoch)
     )
     return {
         "error_code": code,

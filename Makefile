@@ -23,12 +23,13 @@ jars: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch
 
 # Debian packages the integration tests use: headless Chromium opens verify's HTML report;
-# PostgreSQL's server (initdb, pg_ctl) runs a throwaway database for the store tests.
-TEST_PACKAGES := chromium-headless-shell postgresql
+# PostgreSQL's server (initdb, pg_ctl) runs a throwaway database for the store tests;
+# openssl makes the gateway's test certificates.
+TEST_PACKAGES := chromium-headless-shell postgresql openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 system-deps:
-	@if ! command -v chromium-headless-shell >/dev/null 2>&1 || \
+	@if ! command -v chromium-headless-shell >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1 || \
 	    ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 	  echo "installing $(TEST_PACKAGES) (apt-get)"; \
 	  $(SUDO) apt-get update -qq && \

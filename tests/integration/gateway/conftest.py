@@ -45,6 +45,10 @@ class Gateway:
         return f"http://127.0.0.1:{self.http_ports[node_id]}/v2/project"
 
     def start(self, node_id: int) -> None:
+        # An instance killed with -9 stays registered until its ZooKeeper session ends:
+        # started again before that, it would refuse its own id.
+        wait_for(lambda: node_id not in self.registered(), timeout=30,
+                 message=f"the old gateway instance {node_id} dropped out")  # fmt: skip
         log = open(self.logs / f"gateway-{node_id}.log", "ab")  # noqa: SIM115
         self.procs[node_id] = subprocess.Popen(
             [sys.executable, "-m", "kmigrate", "--config", str(self.config), "gateway", "start",

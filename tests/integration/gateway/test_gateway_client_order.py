@@ -8,6 +8,7 @@ bump."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from pathlib import Path
@@ -78,18 +79,17 @@ def test_clients_keep_order_through_a_move_and_a_kill(
     consumer, consumed = java_consumer(
         jars, gateway.bootstrap, topic, unique("gw-client-order"), tmp_path
     )
-    for client, _ in producers:
-        client.start()
-    consumer.start()
-    try:
-        move_then_kill(gateway, topic, producers)
-    finally:
-        for client, _ in producers:
-            client.stop()
-    try:
+    with contextlib.ExitStack() as cleanup:
+        for client in [consumer, *(c for c, _ in producers)]:
+            cleanup.callback(client.kill)
+            client.start()
+        try:
+            move_then_kill(gateway, topic, producers)
+        finally:
+            for client, _ in producers:
+                client.stop()
         for _, produced in producers:
             wait_read(consumed, produced)
-    finally:
         consumer.stop()
     for _, produced in producers:
         check_accounted(produced, consumed.records)

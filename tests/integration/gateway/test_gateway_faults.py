@@ -11,6 +11,7 @@ of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -207,20 +208,21 @@ def test_the_first_producer_of_a_backend_still_loading_neither_stalls_nor_misrep
     broker = manager.load_state(extra_dir).clusters["extra"].brokers[0].node_id
     manager.stop_broker(extra_dir, "extra", broker, kill=True)
     producer, produced = java_producer(jars, gw.bootstrap, topic, tmp_path, rate=500, keys=30)
-    producer.start()
-    try:
-        wait_for(lambda: "ProducerId set to" in producer.log.read_text(), timeout=60,
-                 message="the producer has its id (from the group home)")  # fmt: skip
-        manager.up(extra_dir, manager.UpRequest(clusters=["extra"]))
-        wait_for(lambda: produced.count() > 2000 or not producer.alive(), timeout=120,
-                 message="records acknowledged once `extra` is back")  # fmt: skip
-    finally:
-        producer.stop()
     consumer, consumed = java_consumer(jars, gw.bootstrap, topic, unique("gw-first"), tmp_path)
-    consumer.start()
-    try:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(producer.kill)
+        cleanup.callback(consumer.kill)
+        producer.start()
+        try:
+            wait_for(lambda: "ProducerId set to" in producer.log.read_text(), timeout=60,
+                     message="the producer has its id (from the group home)")  # fmt: skip
+            manager.up(extra_dir, manager.UpRequest(clusters=["extra"]))
+            wait_for(lambda: produced.count() > 2000 or not producer.alive(), timeout=120,
+                     message="records acknowledged once `extra` is back")  # fmt: skip
+        finally:
+            producer.stop()
+        consumer.start()
         wait_read(consumed, produced)
-    finally:
         consumer.stop()
     check_accounted(produced, consumed.records)
     assert len(java_epochs(producer)) == 1, java_epochs(producer)

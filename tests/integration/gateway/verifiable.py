@@ -81,6 +81,12 @@ class Client:
             raise AssertionError(f"{self.argv[0]} did not stop: {self.log_tail()}") from None
         self._reader.join(30)
 
+    def kill(self) -> None:
+        """Whatever happened, gone (a test's cleanup)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

@@ -3,6 +3,8 @@ speak Apache Kafka's VerifiableProducer language (tests/integration/gateway/veri
 
     python -m tests.integration.gateway.pyclients confluent|kafka-python \\
         --bootstrap B --topic T --rate N --keys K --prefix P
+    python -m tests.integration.gateway.pyclients kafka-python-consumer \\
+        --bootstrap B --topic T --group G
 
 Values are "P.<n>" in send order, keys str(n % K); one JSON line per acknowledged or
 failed record and per producer id/epoch the client is given; SIGTERM stops sending,
@@ -104,6 +106,20 @@ def _kafka_python(args: argparse.Namespace, stop: threading.Event) -> None:
     producer.close(30)
 
 
+def _kafka_python_consumer(args: argparse.Namespace, stop: threading.Event) -> None:
+    """A committing group consumer: one {"name": "record", ...} line per record."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
+                             auto_offset_reset="earliest", metadata_max_age_ms=5000)  # fmt: skip
+    while not stop.is_set():
+        for records in consumer.poll(timeout_ms=200).values():
+            for r in records:
+                _say({"name": "record", "partition": r.partition, "offset": r.offset,
+                      "value": r.value.decode()})  # fmt: skip
+    consumer.close()
+
+
 def _paced(rate: int, stop: threading.Event, send: Callable[[int], None],
            idle: Callable[[], None]) -> None:  # fmt: skip
     started, n = time.monotonic(), 0
@@ -117,17 +133,20 @@ def _paced(rate: int, stop: threading.Event, send: Callable[[int], None],
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("client", choices=["confluent", "kafka-python"])
+    parser.add_argument("client", choices=["confluent", "kafka-python", "kafka-python-consumer"])
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--rate", type=int, default=500)
     parser.add_argument("--keys", type=int, default=60)
     parser.add_argument("--prefix", default=None)
+    parser.add_argument("--group", default=None)
     args = parser.parse_args()
     args.prefix = args.prefix or args.client
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    (_confluent if args.client == "confluent" else _kafka_python)(args, stop)
+    run = {"confluent": _confluent, "kafka-python": _kafka_python,
+           "kafka-python-consumer": _kafka_python_consumer}[args.client]  # fmt: skip
+    run(args, stop)
     _say({"name": "shutdown_complete"})
 
 

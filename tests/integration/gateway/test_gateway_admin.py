@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -23,44 +21,13 @@ from confluent_kafka.admin import (
 )
 
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.verifiable import java_tool, java_tools, names_only_gateway
 
 RECORDS = 30  # 10 per partition
 TOOLS = "org.apache.kafka.tools"
-
-
-def _java(gw: Gateway, main: str, *args: str) -> tuple[int, str]:
-    """One Kafka tool run against the gateway: its exit code and everything it said."""
-    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
-    done = subprocess.run(
-        ["java", "-Xmx256m", "-cp", f"{jars}/*", main, "--bootstrap-server", gw.bootstrap, *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    return done.returncode, done.stdout + done.stderr
-
-
-def _java_all(gw: Gateway, *runs: tuple[str, ...]) -> list[tuple[int, str]]:
-    """Independent tool runs at once (one JVM each)."""
-    with ThreadPoolExecutor(len(runs)) as pool:
-        return list(pool.map(lambda run: _java(gw, *run), runs))
-
-
-def _backend_ports(clusters: Clusters) -> set[str]:
-    return {
-        server.rsplit(":", 1)[1]
-        for c in (clusters.source, clusters.target)
-        for server in c.bootstrap_servers.split(",")
-    }
-
-
-def _names_only_gateway(said: str, gw: Gateway, clusters: Clusters) -> None:
-    ports = set(re.findall(r"127\.0\.0\.1:(\d+)", said))
-    assert not ports & _backend_ports(clusters), f"a backend broker shown: {said[-1500:]}"
-    leaders = {int(n) for n in re.findall(r"Leader: (\d+)", said)}
-    assert leaders <= set(gw.ports), f"leaders {leaders} are not gateway instances"
 
 
 def _route(gw: Gateway, *args: str) -> None:
@@ -111,7 +78,7 @@ def test_kafka_tools_describe_alter_and_reset_through_the_gateway(
     clusters: Clusters, gateway: Gateway, used_topic: tuple[str, str]
 ) -> None:
     topic, group = used_topic
-    describe, configs, groups, listed, producers = _java_all(
+    describe, configs, groups, listed, producers = java_tools(
         gateway,
         (f"{TOOLS}.TopicCommand", "--describe", "--topic", topic),
         ("kafka.admin.ConfigCommand", "--describe", "--entity-type", "brokers",
@@ -123,7 +90,7 @@ def test_kafka_tools_describe_alter_and_reset_through_the_gateway(
     )  # fmt: skip
     for code, said in (describe, configs, groups, listed, producers):
         assert code == 0, said[-2000:]
-        _names_only_gateway(said, gateway, clusters)
+        names_only_gateway(said, gateway, clusters)
     assert "does not support" not in describe[1]
     assert f"Topic: {topic}\tTopicId:" in describe[1] and "PartitionCount: 3" in describe[1]
     assert f"advertised.listeners=PLAINTEXT://{gateway.instance(1)}" in configs[1]
@@ -135,10 +102,11 @@ def test_kafka_tools_describe_alter_and_reset_through_the_gateway(
     assert [r[3] for r in rows if r[0].isdigit()] == ["9"], producers[1]  # 10 records, 1 producer
 
     # Alter a topic config: it is the backend's; reset the group; delete records.
-    code, said = _java(gateway, "kafka.admin.ConfigCommand", "--alter", "--entity-type", "topics",
-                       "--entity-name", topic, "--add-config", "retention.ms=7200000")  # fmt: skip
+    code, said = java_tool(gateway, "kafka.admin.ConfigCommand", "--alter",
+                           "--entity-type", "topics", "--entity-name", topic,
+                           "--add-config", "retention.ms=7200000")  # fmt: skip
     assert code == 0 and f"Completed updating config for topic {topic}" in said, said[-2000:]
-    (described, reset, deleted) = _java_all(
+    (described, reset, deleted) = java_tools(
         gateway,
         ("kafka.admin.ConfigCommand", "--describe", "--entity-type", "topics",
          "--entity-name", topic),
@@ -170,14 +138,14 @@ def test_kafka_topics_creates_on_the_default_route_grows_and_deletes(
     clusters: Clusters, gateway: Gateway
 ) -> None:
     topic = unique("adm-new")
-    code, said = _java(gateway, f"{TOOLS}.TopicCommand", "--create", "--topic", topic,
+    code, said = java_tool(gateway, f"{TOOLS}.TopicCommand", "--create", "--topic", topic,
                        "--partitions", "2")  # fmt: skip
     assert code != 0 and "PolicyViolationException: no default route" in said, said[-2000:]
     assert "kmigrate gateway route default --cluster" in said
 
     _route(gateway, "default", "--cluster", "source")
     try:
-        code, said = _java(gateway, f"{TOOLS}.TopicCommand", "--create", "--topic", topic,
+        code, said = java_tool(gateway, f"{TOOLS}.TopicCommand", "--create", "--topic", topic,
                            "--partitions", "2")  # fmt: skip
         assert code == 0 and f"Created topic {topic}." in said, said[-2000:]
         status = json.loads(
@@ -190,7 +158,7 @@ def test_kafka_topics_creates_on_the_default_route_grows_and_deletes(
         with ClusterAdmin(clusters.target) as home:  # committed offsets live there
             assert len(home.describe_topic(topic).partitions) == 2
 
-        code, said = _java(gateway, f"{TOOLS}.TopicCommand", "--alter", "--topic", topic,
+        code, said = java_tool(gateway, f"{TOOLS}.TopicCommand", "--alter", "--topic", topic,
                            "--partitions", "4")  # fmt: skip
         assert code == 0, said[-2000:]
         for cluster in (clusters.source, clusters.target):
@@ -203,7 +171,7 @@ def test_kafka_topics_creates_on_the_default_route_grows_and_deletes(
                 lambda a=one: len(a.list_topics(topic, timeout=10).topics[topic].partitions) == 4,
                 timeout=10, message=f"instance {node_id} serving 4 partitions",
             )  # fmt: skip
-        code, said = _java(gateway, f"{TOOLS}.TopicCommand", "--delete", "--topic", topic)
+        code, said = java_tool(gateway, f"{TOOLS}.TopicCommand", "--delete", "--topic", topic)
         assert code == 0, said[-2000:]
         for cluster in (clusters.source, clusters.target):
             with ClusterAdmin(cluster) as admin:

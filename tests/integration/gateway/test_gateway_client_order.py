@@ -1,10 +1,11 @@
 """Clients users run, through two gateway instances, a smooth move of half a topic's
 partitions in the middle and an instance killed with -9 at a random moment: Kafka's own
 Java producer (5 requests in flight per connection, keyed) and consumer, confluent-kafka
-(librdkafka), kafka-python and franz-go (Go) producers, all on one topic at once. What a
-broker promises them, the gateway keeps: every acknowledged record read exactly once at
-the offset its producer was told, per-partition send order, no failed send, no epoch
-bump."""
+(librdkafka), kafka-python and franz-go (Go) producers, all on one topic at once, and
+kafka-python's group consumer beside Java's. What a broker promises them, the gateway
+keeps: every acknowledged record read exactly once at the offset its producer was told,
+per-partition send order, no failed send, no epoch bump; and afterwards Kafka's admin
+tools see only gateway instances and no lag."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ from tests.integration.gateway.verifiable import (
     java_consumer,
     java_epochs,
     java_producer,
+    java_tools,
+    names_only_gateway,
+    python_consumer,
     python_producer,
     wait_read,
 )
@@ -76,11 +80,11 @@ def test_clients_keep_order_through_a_move_and_a_kill(
     producers.append(
         franz_producer(gateway.bootstrap, topic, tmp_path, rate=300, keys=60, prefix=4)
     )
-    consumer, consumed = java_consumer(
-        jars, gateway.bootstrap, topic, unique("gw-client-order"), tmp_path
-    )
+    group = unique("gw-client-order")
+    consumer, consumed = java_consumer(jars, gateway.bootstrap, topic, group, tmp_path)
+    python, python_read = python_consumer(gateway.bootstrap, topic, unique("gw-py"), tmp_path)
     with contextlib.ExitStack() as cleanup:
-        for client in [consumer, *(c for c, _ in producers)]:
+        for client in [consumer, python, *(c for c, _ in producers)]:
             cleanup.callback(client.kill)
             client.start()
         try:
@@ -90,9 +94,29 @@ def test_clients_keep_order_through_a_move_and_a_kill(
                 client.stop()
         for _, produced in producers:
             wait_read(consumed, produced)
+            wait_read(python_read, produced)
         consumer.stop()
+        python.stop()
     for _, produced in producers:
         check_accounted(produced, consumed.records)
+        check_accounted(produced, python_read.records)
     assert len(java_epochs(java[0])) == 1, f"java's ids and epochs: {java_epochs(java[0])}"
     for _, produced in producers[1:]:
         assert len(produced.epochs) == 1, f"{produced.name}: {produced.epochs}"
+    _admin_tools_agree(gateway, clusters, topic, group)
+
+
+def _admin_tools_agree(gw: Gateway, clusters: Clusters, topic: str, group: str) -> None:
+    """After the move and the kill, Kafka's admin tools through the gateway: every
+    partition led by a gateway instance, the Java group's lag 0 everywhere."""
+    tools = "org.apache.kafka.tools"
+    (code, topics), (code2, groups) = java_tools(
+        gw,
+        (f"{tools}.TopicCommand", "--describe", "--topic", topic),
+        (f"{tools}.consumer.group.ConsumerGroupCommand", "--describe", "--group", group),
+    )
+    assert code == 0 and code2 == 0, topics + groups
+    names_only_gateway(topics + groups, gw, clusters)
+    rows = [line.split() for line in groups.splitlines() if line.startswith(group)]
+    assert sorted(int(r[2]) for r in rows) == list(range(PARTITIONS)), groups
+    assert all(r[5] == "0" for r in rows), f"lag left after reading everything: {groups}"

@@ -12,6 +12,7 @@ no failed send; the producer id assigned once (no epoch bump).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -21,11 +22,15 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.ecosystems import franz
 from tests.helpers import wait_for
+from tests.integration.conftest import Clusters
+from tests.integration.gateway.conftest import Gateway
 
 Record = tuple[int, int, int]  # partition, offset, n (the record's place in send order)
 Read = tuple[int, int, str]  # partition, offset, value as read
@@ -214,6 +219,23 @@ def java_consumer(
     return Client(argv, folder / "java-consumer.log", parse), consumed
 
 
+def python_consumer(
+    bootstrap: str, topic: str, group: str, folder: Path
+) -> tuple[Client, Consumed]:
+    """kafka-python's group consumer, in a process of its own."""
+    consumed = Consumed()
+
+    def parse(line: str) -> None:
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if event.get("name") == "record":
+                consumed.add((int(event["partition"]), int(event["offset"]), event["value"]))
+
+    argv = client_argv("kafka-python-consumer", "--bootstrap", bootstrap, "--topic", topic,
+                       "--group", group)  # fmt: skip
+    return Client(argv, folder / "kafka-python-consumer.log", parse), consumed
+
+
 def wait_read(consumed: Consumed, produced: Produced, timeout: float = 120) -> None:
     wanted = {f"{produced.prefix}.{n}" for _, _, n in produced.acked}
     wait_for(lambda: not (wanted - consumed.values()), timeout=timeout,
@@ -247,3 +269,34 @@ def check_accounted(produced: Produced, records: list[Read]) -> None:
         assert not out_of_order, (
             f"{produced.name}: partition {p} out of send order: {out_of_order[:5]}"
         )
+
+
+def java_tool(gw: Gateway, main: str, *args: str) -> tuple[int, str]:
+    """One Kafka tool run against the gateway: its exit code and everything it said."""
+    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    done = subprocess.run(
+        ["java", "-Xmx256m", "-cp", f"{jars}/*", main, "--bootstrap-server", gw.bootstrap, *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+def java_tools(gw: Gateway, *runs: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Independent tool runs at once (one JVM each)."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda run: java_tool(gw, *run), runs))
+
+
+def _backend_ports(clusters: Clusters) -> set[str]:
+    return {
+        server.rsplit(":", 1)[1]
+        for c in (clusters.source, clusters.target)
+        for server in c.bootstrap_servers.split(",")
+    }
+
+
+def names_only_gateway(said: str, gw: Gateway, clusters: Clusters) -> None:
+    ports = set(re.findall(r"127\.0\.0\.1:(\d+)", said))
+    assert not ports & _backend_ports(clusters), f"a backend broker shown: {said[-1500:]}"
+    leaders = {int(n) for n in re.findall(r"Leader: (\d+)", said)}
+    assert leaders <= set(gw.ports), f"leaders {leaders} are not gateway instances"

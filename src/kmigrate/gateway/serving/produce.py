@@ -62,14 +62,16 @@ async def produce(
     for write in writes:
         guard.sent(write)
     opened: dict[starts.Partition, Key] = {}
-    # A transaction's writes are not parked: it added its partitions before the fence
-    # (AddPartitionsToTxn waits behind one), and the move waits for it to end before
-    # it reads the origin's end offset (kmigrate.gateway.control.transactions).
+    # A transaction's writes are neither parked nor waited for by a fence: it added its
+    # partitions before the fence (AddPartitionsToTxn waits behind one), and the move
+    # waits for it to end before it reads the origin's end offset
+    # (kmigrate.gateway.control.transactions). Counted, a producer writing all the time
+    # could keep the fence from ever being acknowledged.
     transactional = bool(body.transactional_id)
     try:
         if not transactional:
             await state.fences.admit(keys)
-        with state.fences.writing(keys):
+        with contextlib.nullcontext() if transactional else state.fences.writing(keys):
             opened, refused = await starts.check(state, body)
             answer = await split.produce(
                 body,

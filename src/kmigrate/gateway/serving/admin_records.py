@@ -58,22 +58,19 @@ async def delete_records(state: State, body: Any) -> Any:
     await state.routes_naming(t.name for t in body.topics)
 
     def place(topic: str, item: Any) -> split.Target | split.Routed | ErrorCode:
-        found = state.route(topic, item, "partition_index")
-        if isinstance(found, ErrorCode):
-            return found
-        route, p = found
-        space = route.space(p)
-        if space is None:
-            return state.target(route.cluster_of(p), topic, p)
-        part = delete_point(space, item)
-        if part == ErrorCode.policy_violation:
-            log.info(
-                "DeleteRecords of %s[%d] refused: its origin's records below the move's "
-                "offset are still served (delete them there, or wait for the origin to age)",
-                topic,
-                p,
-            )
-        return state.routed(part, topic, p)
+        def moved(space: list[Segment], item: Any) -> virtual.Part | ErrorCode:
+            part = delete_point(space, item)
+            if part == ErrorCode.policy_violation:
+                log.info(
+                    "DeleteRecords of %s[%d] refused: its origin's records below the move's "
+                    "offset are still served (delete them there, or wait for the origin to "
+                    "age)",
+                    topic,
+                    int(item.partition_index),
+                )
+            return part
+
+        return state.placed(topic, item, "partition_index", moved)
 
     return await split.split_call(
         DELETE_RECORDS, body, place, state.send, on_failure=state.failed, on_errors=state.answered

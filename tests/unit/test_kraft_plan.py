@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.kraft.plan import (
-    ANONYMOUS,
+    ALLOW_EVERYONE,
     KRAFT_AUTHORIZER,
     MIGRATION_FLAG,
+    SUPER_USERS,
     ZK_AUTHORIZER,
     BrokerView,
     ClusterView,
@@ -31,7 +32,7 @@ def _broker(broker_id: int, **changes: object) -> BrokerView:
         broker_id=broker_id, host=f"kafka-{broker_id}", port=9092, ibp="3.9-IV0",
         zookeeper_connect=CONNECT, process_roles=None, migration_enabled=False,
         inter_broker_listener="PLAINTEXT", protocol_map="PLAINTEXT:PLAINTEXT",
-        log_dirs="/data", authorizer=ZK_AUTHORIZER, allow_everyone="true", super_users=None,
+        log_dirs="/data", authorizer=ZK_AUTHORIZER, hidden=(ALLOW_EVERYONE,),
     )  # fmt: skip
     return replace(found, **changes)  # type: ignore[arg-type]
 
@@ -42,10 +43,11 @@ def _view(*brokers: BrokerView) -> ClusterView:
 
 
 CONTROLLERS = [("c1", 9093), ("c2", 9093), ("c3", 9093)]
+HIDDEN = {ALLOW_EVERYONE: "true"}  # what the operator read in the brokers' server.properties
 
 
 def test_the_rolls_follow_the_guide() -> None:
-    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)
     assert plan.controller_ids == [3000, 3001, 3002]
     assert plan.voters == "3000@c1:9093,3001@c2:9093,3002@c3:9093"
     controller = plan.controller_properties(3001)
@@ -53,7 +55,8 @@ def test_the_rolls_follow_the_guide() -> None:
     assert controller[MIGRATION_FLAG] == "true" and controller["zookeeper.connect"] == CONNECT
     assert controller["listeners"] == "CONTROLLER://c2:9093"
     assert controller["authorizer.class.name"] == KRAFT_AUTHORIZER
-    assert ANONYMOUS in controller["super.users"]
+    # the controllers decide as the brokers did: the same default, no super user added
+    assert controller[ALLOW_EVERYONE] == "true" and "super.users" not in controller
     finalized = plan.controller_properties(3001, finalized=True)
     assert MIGRATION_FLAG not in finalized and "zookeeper.connect" not in finalized
 
@@ -79,14 +82,40 @@ def test_the_rolls_follow_the_guide() -> None:
     assert {k: v for k, v in original.items() if k != "inter.broker.protocol.version"} == broker
 
 
+def test_the_controllers_authorize_exactly_as_the_brokers() -> None:
+    supers = "User:admin;User:ANONYMOUS"
+    view = _view(*(_broker(i, hidden=(ALLOW_EVERYONE, SUPER_USERS)) for i in (1, 2)))
+    plan = plan_kraft(view, CONTROLLERS, CONNECT, {ALLOW_EVERYONE: "false", SUPER_USERS: supers})
+    controller = plan.controller_properties(3000, finalized=True)
+    assert (controller[ALLOW_EVERYONE], controller[SUPER_USERS]) == ("false", supers)
+    custom = _broker(1, authorizer_settings=(("principal.builder.class", "com.example.Pb"),))
+    planned = plan_kraft(_view(custom, _broker(2, authorizer_settings=custom.authorizer_settings)),
+                         CONTROLLERS, CONNECT, HIDDEN)  # fmt: skip
+    assert planned.controller_config["principal.builder.class"] == "com.example.Pb"
+
+
+@pytest.mark.parametrize(
+    ("view", "given", "says"),
+    [(_view(), {}, "broker 1 sets allow.everyone.if.no.acl.found, whose value Kafka does not"),
+     (_view(), {**HIDDEN, SUPER_USERS: "User:x"}, "--authorizer-setting super.users: broker 1"),
+     (_view(), {ALLOW_EVERYONE: "false"}, "neither a super user nor allowed"),
+     (_view(_broker(1), _broker(2, hidden=())), HIDDEN, "brokers 1 and 2 authorize differently")],
+)  # fmt: skip
+def test_a_plan_that_would_change_who_may_do_what_is_refused(
+    view: ClusterView, given: dict[str, str], says: str
+) -> None:
+    with pytest.raises((ConfigError, ConflictError), match=says.replace(".", r"\.")):
+        plan_kraft(view, CONTROLLERS, CONNECT, given)
+
+
 def test_the_plan_reads_back_as_written() -> None:
-    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)
     assert parse_plan(plan.to_yaml(), "p.yaml") == plan
 
 
 @given(st.sets(st.integers(0, 100_000), min_size=1, max_size=6))
 def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
-    plan = plan_kraft(_view(*(_broker(i) for i in sorted(ids))), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(*(_broker(i) for i in sorted(ids))), CONTROLLERS, CONNECT, HIDDEN)
     assert not set(plan.controller_ids) & ids
 
 
@@ -103,15 +132,15 @@ def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
 )  # fmt: skip
 def test_what_the_guide_forbids_is_refused_by_name(broker: BrokerView, says: str) -> None:
     with pytest.raises(ConflictError, match=says.replace(".", r"\.")):
-        plan_kraft(_view(_broker(1), broker), CONTROLLERS, CONNECT)
+        plan_kraft(_view(_broker(1), broker), CONTROLLERS, CONNECT, HIDDEN)
 
 
 def test_an_unregistered_broker_or_no_controller_is_refused() -> None:
     view = replace(_view(), registered=(1, 3))
     with pytest.raises(ConflictError, match="broker\\(s\\) 2 not registered"):
-        plan_kraft(view, CONTROLLERS, CONNECT)
+        plan_kraft(view, CONTROLLERS, CONNECT, HIDDEN)
     with pytest.raises(ConfigError, match="at least one controller"):
-        plan_kraft(_view(), [], CONNECT)
+        plan_kraft(_view(), [], CONNECT, HIDDEN)
 
 
 def _snap(**changes: object) -> Snapshot:

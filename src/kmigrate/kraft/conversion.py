@@ -24,7 +24,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
+from kmigrate.authz import ask
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft import snapshot
@@ -47,6 +49,8 @@ KIND = Kind(
     resume="run the same `kmigrate kraft` command again to resume, or see `kmigrate kraft status`",
 )
 
+
+T = TypeVar("T")
 
 kraft_conversion = KIND.of  # (store, cluster, report): as the runbook keeps it
 
@@ -123,38 +127,61 @@ def _first_look(run: Run) -> None:
     taken = run.patiently(lambda: snapshot.take(run.admin))
     run.op.record("check", "snapshot", "done", taken.to_json())
     run.report(f"metadata read: {taken.summary}")
+    answered = run.patiently(lambda: ask.first_look(run.admin.cluster))
+    run.op.record("check", "authorization", "done", answered.to_json())
+    run.report(f"authorization probed: {answered.summary}")
 
 
-def _baseline(run: Run) -> snapshot.Snapshot | None:
+def _baseline(run: Run, step: str) -> str | None:
     events = run.op.history()
-    found = [e for e in events if e.phase == "check" and e.step == "snapshot" and e.detail]
-    return snapshot.Snapshot.from_json(found[-1].detail or "") if found else None
+    found = [e for e in events if e.phase == "check" and e.step == step and e.detail]
+    return found[-1].detail if found else None
 
 
 def _same_metadata(run: Run, phase: str) -> None:
-    """The metadata reads as before the first step. Right after a restart a group may
-    be missing for a moment (its coordinator loads it): read again until it matches or
-    the wait ends."""
-    before = _baseline(run)
-    if before is None:
-        return
-    changed: list[str] = []
-    after = before
+    """The metadata reads as before the first step, and the authorizer answers every
+    probe as it did. Right after a restart a group may be missing for a moment (its
+    coordinator loads it), an authorizer may still be loading: ask again until it
+    matches or the wait ends."""
+    taken = _baseline(run, "snapshot")
+    if taken is not None:
+        before = snapshot.Snapshot.from_json(taken)
+        after = _until_same(
+            run,
+            lambda: snapshot.take(run.admin),
+            lambda now: snapshot.differences(before, now),
+            f"after {phase} the metadata of '{run.cluster}' does not read as before",
+        )
+        run.op.done(phase, "metadata unchanged", after.summary)
+    probed = _baseline(run, "authorization")
+    if probed is not None:
+        then = ask.Probed.from_json(probed)
+        now = _until_same(
+            run,
+            lambda: then.again(run.admin.cluster),
+            then.differences,
+            f"after {phase} the authorizer of '{run.cluster}' decides differently",
+        )
+        run.op.done(phase, "authorization unchanged", now.summary)
+
+
+def _until_same(
+    run: Run, read: Callable[[], T], differences: Callable[[T], list[str]], refusal: str
+) -> T:
     deadline = time.monotonic() + run.timeout_s
     while True:
-        after = run.patiently(lambda: snapshot.take(run.admin))
-        changed = snapshot.differences(before, after)
-        if not changed or time.monotonic() > deadline:
-            break
-        run.status(f"reading the metadata again: {changed[0]}")
+        found = run.patiently(read)
+        changed = differences(found)
+        if not changed:
+            return found
+        if time.monotonic() > deadline:
+            raise ConflictError(
+                f"{refusal}: "
+                + "; ".join(changed[:5])
+                + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
+            )
+        run.status(f"asking again: {changed[0]}")
         time.sleep(1.0)
-    if changed:
-        raise ConflictError(
-            f"after {phase} the metadata of '{run.cluster}' does not read as before: "
-            + "; ".join(changed[:5])
-            + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
-        )
-    run.op.done(phase, "metadata unchanged", after.summary)
 
 
 def controllers(run: Run) -> None:
@@ -304,6 +331,13 @@ def finalize(run: Run) -> None:
     problem = _health(run, KRAFT)
     if problem is not None:
         raise ConflictError(f"not finalizing '{run.cluster}': {problem}")
+    if state.phase == MIGRATED:  # who may do what as before, while a revert still can
+        try:
+            _same_metadata(run, MIGRATED)
+        except ConflictError as exc:
+            raise ConflictError(
+                f"not finalizing: {exc.message}; `kmigrate kraft revert PLAN` is still possible"
+            ) from exc
     run.op.set_phase("finalize")
     plan = run.plan
     for c in plan.controllers:

@@ -8,6 +8,7 @@ The plan is a YAML document an operator reviews; `kraft migrate` runs it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,15 @@ LOWEST_IBP = (3, 9)
 ZK_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ANONYMOUS = "User:ANONYMOUS"
+ALLOW_EVERYONE = "allow.everyone.if.no.acl.found"
+SUPER_USERS = "super.users"
+# What decides who may do what, besides the ACLs: the controllers get the brokers' values.
+# Kafka hides the first two from DescribeConfigs (not broker configs it knows: "sensitive").
+AUTHORIZER_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS, "principal.builder.class")
+HIDDEN_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS)
+DEFAULT_PRINCIPAL_BUILDER = (
+    "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+)
 # Controller ids start here (or above the highest broker id): never a broker's id.
 FIRST_CONTROLLER_ID = 3000
 
@@ -44,8 +54,9 @@ class BrokerView:
     protocol_map: str | None  # listener.security.protocol.map
     log_dirs: str | None
     authorizer: str | None = None
-    allow_everyone: str | None = None  # allow.everyone.if.no.acl.found
-    super_users: str | None = None
+    # the authorizer's settings Kafka shows, and those it only says are set (hidden)
+    authorizer_settings: tuple[tuple[str, str], ...] = ()
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,10 +167,14 @@ def parse_ibp(value: str | None) -> tuple[int, int] | None:
 
 
 def plan_kraft(
-    view: ClusterView, controllers: list[tuple[str, int]], zookeeper_connect: str
+    view: ClusterView,
+    controllers: list[tuple[str, int]],
+    zookeeper_connect: str,
+    hidden_values: Mapping[str, str] | None = None,
 ) -> KRaftPlan:
     """The plan for ``view``, with controllers at ``controllers`` (host, port); refuses
-    what the guide forbids, naming the broker and the setting."""
+    what the guide forbids, naming the broker and the setting. ``hidden_values``: the
+    brokers' authorizer settings Kafka does not show (from their server.properties)."""
     _check(view)
     if not controllers:
         raise ConfigError("a KRaft quorum needs at least one controller")
@@ -191,7 +206,7 @@ def plan_kraft(
             "listener.security.protocol.map": protocol_map,
         }
     )
-    authorizer = _authorizer(sample)
+    authorizer = authorizer_config(view, dict(hidden_values or {}))
     controller_config |= authorizer
     roll2 = ConfigChange(
         set={
@@ -199,7 +214,7 @@ def plan_kraft(
             "controller.quorum.voters": voters,
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
-            # the brokers keep their super users: clients are User:ANONYMOUS as well
+            # the brokers keep their other authorizer settings as they are
             **({"authorizer.class.name": KRAFT_AUTHORIZER} if authorizer else {}),
         },
         remove=[
@@ -226,21 +241,65 @@ def plan_kraft(
     )
 
 
-def _authorizer(b: BrokerView) -> dict[str, str]:
-    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer: KRaft's
-    StandardAuthorizer with the same default and super users, plus User:ANONYMOUS. On
-    a PLAINTEXT cluster brokers reach the controllers as User:ANONYMOUS, and a
-    StandardAuthorizer refuses everyone but super users until it has loaded the ACLs,
-    which the migration itself does; without it the controllers never start migrating.
-    The brokers (what clients talk to) keep their own super users."""
-    if not b.authorizer:
+def authorizer_config(view: ClusterView, hidden_values: dict[str, str]) -> dict[str, str]:
+    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer:
+    KRaft's StandardAuthorizer deciding exactly as the brokers do (the same default for
+    resources without ACLs, the same super users, the same principal builder), so that
+    admin requests the brokers forward to the controllers are judged as before. No
+    super user is added: the brokers reach the controllers as User:ANONYMOUS on a
+    PLAINTEXT controller listener, which the brokers' own rules must let act as a broker
+    before the ACLs are migrated, or the plan is refused (:func:`_reachable_anonymously`).
+    """
+    sample = view.brokers[0]
+    if not sample.authorizer:
         return {}
-    found = {"authorizer.class.name": KRAFT_AUTHORIZER}
-    if b.allow_everyone:
-        found["allow.everyone.if.no.acl.found"] = b.allow_everyone
-    users = [u for u in (b.super_users or "").split(";") if u]
-    found["super.users"] = ";".join([*users, *([] if ANONYMOUS in users else [ANONYMOUS])])
+    unknown = sorted(set(hidden_values) - set(sample.hidden))
+    if unknown:
+        raise ConfigError(
+            f"--authorizer-setting {unknown[0]}: broker {sample.broker_id} does not set it (the "
+            "controllers must decide exactly as the brokers do); leave it out"
+        )
+    settings = _authorizer_settings(sample, hidden_values)
+    for b in view.brokers[1:]:
+        if (b.authorizer, _authorizer_settings(b, hidden_values)) != (sample.authorizer, settings):
+            raise ConflictError(
+                f"cluster '{view.name}': brokers {sample.broker_id} and {b.broker_id} "
+                "authorize differently (authorizer.class.name, allow.everyone.if.no.acl.found, "
+                "super.users or principal.builder.class differ); make them equal first"
+            )
+    _reachable_anonymously(view.name, settings)
+    return {"authorizer.class.name": KRAFT_AUTHORIZER, **settings}
+
+
+def _authorizer_settings(b: BrokerView, hidden_values: dict[str, str]) -> dict[str, str]:
+    shown = dict(b.authorizer_settings)
+    found: dict[str, str] = {}
+    for key in AUTHORIZER_SETTINGS:
+        if key in b.hidden:
+            if key not in hidden_values:
+                raise ConfigError(
+                    f"broker {b.broker_id} sets {key}, whose value Kafka does not show; pass "
+                    f"--authorizer-setting {key}=VALUE as in the brokers' server.properties"
+                )
+            found[key] = hidden_values[key]
+        elif key in shown and shown[key] != DEFAULT_PRINCIPAL_BUILDER:
+            found[key] = shown[key]
     return found
+
+
+def _reachable_anonymously(cluster: str, settings: dict[str, str]) -> None:
+    """The controllers must accept the brokers (User:ANONYMOUS) before they hold any
+    ACL: as a super user of the brokers' own, or by allow.everyone.if.no.acl.found."""
+    supers = [u.strip() for u in settings.get(SUPER_USERS, "").split(";") if u.strip()]
+    if ANONYMOUS in supers or settings.get(ALLOW_EVERYONE, "false").lower() == "true":
+        return
+    raise ConflictError(
+        f"cluster '{cluster}': its brokers reach the KRaft controllers as {ANONYMOUS} (a "
+        f"PLAINTEXT controller listener), which is neither a super user nor allowed by "
+        f"{ALLOW_EVERYONE}; the controllers would have to make it a super user until the "
+        "ACLs are migrated, letting anonymous admin requests skip every ACL meanwhile. "
+        "kmigrate never widens access: migrate by hand with a SASL controller listener"
+    )
 
 
 def _with_controller(protocol_map: str) -> str:

@@ -22,6 +22,7 @@ from kmigrate.kraft.plan import (
     parse_plan,
     plan_kraft,
 )
+from kmigrate.kraft.sasl import SECRET
 from kmigrate.kraft.snapshot import Snapshot, differences
 
 CONNECT = "zk1:2181,zk2:2181/kafka"
@@ -175,3 +176,35 @@ def test_the_metadata_comparison_names_each_change() -> None:
     ]
     assert differences(before, _snap(topics={}, groups={})) == [
         "topic t is gone", "group busy is gone", "group idle is gone"]  # fmt: skip
+
+
+def _sasl_view() -> ClusterView:
+    secure = {"inter_broker_listener": "SASL_PLAINTEXT", "protocol_map":
+              "SASL_PLAINTEXT:SASL_PLAINTEXT", "inter_broker_mechanism": "SCRAM-SHA-512",
+              "hidden": (ALLOW_EVERYONE, SUPER_USERS)}  # fmt: skip
+    return _view(*(_broker(i, **secure) for i in (1, 2)))
+
+
+def test_nodes_of_a_sasl_cluster_authenticate_each_other_and_no_password_is_planned() -> None:
+    hidden = {ALLOW_EVERYONE: "false", SUPER_USERS: "User:admin"}
+    plan = plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, "admin")
+    controller = plan.controller_properties(3000)
+    assert controller["listener.security.protocol.map"].endswith("CONTROLLER:SASL_PLAINTEXT")
+    assert controller["sasl.mechanism.inter.broker.protocol"] == "SCRAM-SHA-512"
+    scram = controller["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"]
+    assert 'username="admin"' in scram and SECRET in scram
+    assert controller[SUPER_USERS] == "User:admin"  # nobody added, ANONYMOUS nowhere
+    assert "ANONYMOUS" not in plan.to_yaml() and "s3cret" not in plan.to_yaml()
+    broker = plan.roll1.revealed("s3cret").applied({"broker.id": "1"})
+    assert 'password="s3cret"' in broker["listener.name.controller.plain.sasl.jaas.config"]
+    assert SECRET not in str(plan.roll2_for(1).revealed("s3cret").set)
+    reverted = plan.revert_roll1().applied(broker)
+    assert not any(k.startswith("listener.name.controller") for k in reverted)
+
+    with pytest.raises(ConfigError, match="give kmigrate a SASL user"):
+        plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, None)
+    with pytest.raises(ConflictError, match=r"User:client \(SASL\), which is neither a super"):
+        plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, "client")
+    kerberos = replace(_sasl_view().brokers[1], inter_broker_mechanism="GSSAPI")
+    with pytest.raises(ConflictError, match="with GSSAPI"):
+        plan_kraft(_view(_sasl_view().brokers[0], kerberos), CONTROLLERS, CONNECT, hidden, "x")

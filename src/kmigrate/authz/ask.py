@@ -37,9 +37,7 @@ def answers(admins: Sequence[ClusterAdmin], probes: Sequence[Probe]) -> Answers:
     for admin in admins:
         who = principal_of(admin.cluster)
         for probe in probes:
-            found[f"{who}: {probe.key}"] = admin.authorization_answer(
-                probe.action, probe.resource
-            )
+            found[f"{who}: {probe.key}"] = admin.authorization_answer(probe.action, probe.resource)
     return found
 
 

@@ -111,10 +111,17 @@ def plan(
     if output.exists() and not force:
         raise ConflictError(f"{output} exists; pass --force to overwrite it")
     given = _key_values(authorizer_settings)
-    with ClusterAdmin(app.settings.cluster(kafka)) as admin:
+    cluster = app.settings.cluster(kafka)
+    with ClusterAdmin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
     controllers = _endpoints(endpoints, count, [b.host for b in view.brokers])
-    planned = plan_kraft(view, controllers, connect, given or _from_sandbox(app.settings, view))
+    planned = plan_kraft(
+        view,
+        controllers,
+        connect,
+        given or _from_sandbox(app.settings, view),
+        cluster.as_librdkafka().get("sasl.username"),
+    )
     output.write_text(planned.to_yaml())
     if as_json:
         render.print_json({"plan": str(output), **planned.model_dump(mode="json")})
@@ -195,6 +202,13 @@ def _run(
 ) -> None:
     planned = load_plan(plan_file)
     settings = app.settings
+    if planned.needs_secret and not settings.cluster(planned.kafka).as_librdkafka().get(
+        "sasl.password"
+    ):
+        raise ConfigError(
+            f"{plan_file}: the nodes authenticate each other as {planned.sasl_user}; give its "
+            f"sasl.password for cluster '{planned.kafka}' in clusters.yaml"
+        )
     op = kraft_conversion(store_for(settings), planned.kafka, render.progress)
     steps = {"migrate": run_migration, "finalize": finalize, "revert": revert}
     named = f"kraft {command} {plan_file.name}"

@@ -29,7 +29,7 @@ from typing import TypeVar
 from kmigrate.authz import ask
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kraft import snapshot
+from kmigrate.kraft import sasl, snapshot
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
 from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
@@ -74,6 +74,14 @@ class Run(Phased):
 
     def mode(self, broker: int) -> str:
         return broker_mode_direct(self.admin.cluster, self.plan.brokers[broker], broker)
+
+    @property
+    def password(self) -> str:
+        """The SASL password nodes authenticate each other with (kraft.sasl), if any."""
+        return self.admin.cluster.as_librdkafka().get("sasl.password", "")
+
+    def revealed(self, config: dict[str, str]) -> dict[str, str]:
+        return sasl.revealed(config, self.password)
 
     def znodes(self) -> Znodes:
         return self.patiently(lambda: Znodes.read(self.plan.zookeeper_connect))
@@ -187,7 +195,9 @@ def _until_same(
 def controllers(run: Run) -> None:
     plan = run.plan
     for node_id in plan.controller_ids:
-        run.operator.start_controller(node_id, plan.controller_properties(node_id), plan.cluster_id)
+        run.operator.start_controller(
+            node_id, run.revealed(plan.controller_properties(node_id)), plan.cluster_id
+        )
         run.op.done("controllers", f"controller {node_id}", "formatted and started")
     for c in plan.controllers:
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} on {c.host}:{c.port}")
@@ -268,7 +278,7 @@ def _bring(
         )
     run.report(f"{phase}: restarting broker {broker} into {mode} mode")
     run.op.record(phase, f"broker {broker}", "started", mode)
-    run.operator.restart_broker(broker, change, quick_stop=quick_stop)
+    run.operator.restart_broker(broker, change.revealed(run.password), quick_stop=quick_stop)
     _back(run, broker, mode)
     run.op.done(phase, f"broker {broker}", f"{mode} mode")
 
@@ -343,7 +353,9 @@ def finalize(run: Run) -> None:
     for c in plan.controllers:
         run.report(f"finalize: restarting controller {c.node_id} without ZooKeeper")
         run.operator.start_controller(
-            c.node_id, plan.controller_properties(c.node_id, finalized=True), plan.cluster_id
+            c.node_id,
+            run.revealed(plan.controller_properties(c.node_id, finalized=True)),
+            plan.cluster_id,
         )
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} back")
         run.wait(

@@ -38,6 +38,7 @@ def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> Br
         authorizer_settings=tuple(
             (k, config[k]) for k in AUTHORIZER_SETTINGS if config.get(k) is not None
         ),
+        inter_broker_mechanism=config.get("sasl.mechanism.inter.broker.protocol"),
         hidden=tuple(k for k in AUTHORIZER_SETTINGS if k in admin.hidden_broker_configs(broker_id)),
     )
 

@@ -8,7 +8,9 @@ controller), with an acks=all producer and a consumer group running throughout:
   /migration), its metadata as before;
 * a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
   brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
-  partitions, configs, ACLs and idle group offsets read as before; revert refused.
+  partitions, configs, ACLs and idle group offsets read as before; revert refused; the
+  authorizer decides as before (probes after every phase; Kafka's ConfigCommand still
+  refused by a DENY ACL and still allowed where no ACL names the topic).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager, process
+from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
 from tests.helpers import unique, wait_for
@@ -70,6 +73,8 @@ def _metadata(config: ClusterConfig) -> None:
             AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
             # the test reads as User:ANONYMOUS (PLAINTEXT): an ACL on kept-0 would hide it
             AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
+            # ... and may not alter kept-0's configs (Kafka's ConfigCommand checks it)
+            AclEntry("TOPIC", "kept-0", "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
         ])  # fmt: skip
         admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
 
@@ -99,6 +104,16 @@ def _killed_at(config: Path, log: Path, marker: str, *args: str) -> None:
     assert proc.poll() is None, f"it ended before '{marker}': {log.read_text()[-2000:]}"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(30)
+
+
+def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProcess[str]:
+    """Kafka's ConfigCommand altering ``topic``'s retention, as User:ANONYMOUS."""
+    return subprocess.run(
+        ["java", "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*", "kafka.admin.ConfigCommand",
+         "--bootstrap-server", kafka.bootstrap_servers, "--alter", "--entity-type", "topics",
+         "--entity-name", topic, "--add-config", "retention.ms=3600000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
 
 
 def _plan(config: Path, folder: Path) -> Path:
@@ -213,7 +228,7 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     log = tmp_path / "kraft.log"
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
-    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 3
+    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
     with _traffic(kafka) as (topic, traffic, group):
         _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
         _killed_at(config, log, "roll2: restarting broker 2", "migrate", str(plan))
@@ -233,6 +248,15 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
     no_way_back = _kraft(config, "revert", str(plan))
     assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
+    probed = [e["detail"] for e in events if e["step"] == "authorization unchanged"]
+    assert len(probed) >= 5, "authorization probed after every phase and before finalizing"
+    # Who may do what, as Kafka's own tool finds it: the DENY still refuses (with the
+    # controllers trusting User:ANONYMOUS as a super user, it did not), and a topic no
+    # ACL names can still be altered (allow.everyone.if.no.acl.found reached them)
+    denied = _alter_config(kafka, "kept-0")
+    assert denied.returncode != 0 and "TopicAuthorizationException" in denied.stderr
+    allowed = _alter_config(kafka, topic)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     with TestClient(create_app(load_settings(config))) as api:  # `kmigrate serve` agrees
         served = api.get(f"/api/kraft/{CLUSTER}").json()
     assert served["phase"] == "finalized" and served["brokers"] == [1, 2]

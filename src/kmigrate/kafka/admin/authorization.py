@@ -51,7 +51,7 @@ class Authorization:
         return tuple(self._asks)
 
     def answer(self, action: str, resource: str) -> str:
-        """"allowed" or "denied (TOPIC_AUTHORIZATION_FAILED)" for ``action`` on
+        """ "allowed" or "denied (TOPIC_AUTHORIZATION_FAILED)" for ``action`` on
         ``resource`` (a topic, a group, or "" for the cluster)."""
         future = self._asks[action](resource)
         try:

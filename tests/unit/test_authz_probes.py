@@ -22,8 +22,8 @@ def test_the_resources_the_acls_name_are_probed_with_what_they_decide() -> None:
         Probe("alter-config", "guarded"), Probe("describe-configs", "guarded"),
         Probe("create-topic", "team-" + PROBE_NAME), Probe("alter-config", "team-a"),
         Probe("alter-config", "open"), Probe("describe-configs", "open"),  # no ACL names it
-        Probe("create-topic", PROBE_NAME), Probe("read-offsets", "billing"),
-        Probe("read-offsets", PROBE_NAME), Probe("describe-acls", ""),
+        Probe("create-topic", PROBE_NAME), Probe("describe-group", "billing"),
+        Probe("describe-group", PROBE_NAME), Probe("describe-acls", ""),
     }  # fmt: skip
     assert probes == sorted(probes)
 
@@ -34,7 +34,7 @@ def test_a_few_probes_per_kind_however_many_acls(names: list[str]) -> None:
     probes = choose(acls, names)
     assert len(probes) <= 4 * MAX_PER_KIND + 6
     assert {p.action for p in probes} <= {
-        "alter-config", "describe-configs", "create-topic", "read-offsets", "describe-acls"
+        "alter-config", "describe-configs", "create-topic", "describe-group", "describe-acls"
     }  # fmt: skip
     assert not any(p.action == "create-topic" and p.resource in names for p in probes)
 
@@ -43,10 +43,10 @@ def test_a_changed_answer_is_named_and_a_missing_one_is_not_compared() -> None:
     before = {
         "User:ANONYMOUS: alter-config t": "denied (TOPIC_AUTHORIZATION_FAILED)",
         "User:ANONYMOUS: describe-acls": "allowed",
-        "User:x: read-offsets g": "allowed",
+        "User:x: describe-group g": "allowed",
     }
     after = {**before, "User:ANONYMOUS: alter-config t": "allowed"}
-    del after["User:x: read-offsets g"]  # fmt: skip
+    del after["User:x: describe-group g"]  # fmt: skip
     assert differences(before, after) == [
         "User:ANONYMOUS: alter-config t: was denied (TOPIC_AUTHORIZATION_FAILED), now allowed"
     ]

@@ -18,7 +18,7 @@ MAX_PER_KIND = 6  # resources per kind of ACL: a few show the rules, thousands c
 
 @dataclass(frozen=True, order=True)
 class Probe:
-    action: str  # alter-config | describe-configs | create-topic | read-offsets | describe-acls
+    action: str  # alter-config | describe-configs | create-topic | describe-group | describe-acls
     resource: str  # a topic, a group, or "" for the cluster
 
     @property
@@ -58,7 +58,7 @@ def _group_probes(acls: list[AclEntry]) -> set[Probe]:
     literal = _named(acls, "GROUP", "LITERAL")
     prefixes = _named(acls, "GROUP", "PREFIXED")
     groups = literal[:MAX_PER_KIND] + [p + PROBE_NAME for p in prefixes[:MAX_PER_KIND]]
-    return {Probe("read-offsets", g) for g in [*groups, PROBE_NAME]}
+    return {Probe("describe-group", g) for g in [*groups, PROBE_NAME]}
 
 
 def _named(acls: list[AclEntry], resource_type: str, pattern: str) -> list[str]:

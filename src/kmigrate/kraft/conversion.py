@@ -20,13 +20,10 @@ revert path from whatever phase the cluster is in, until finalization."""
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
 
-from kmigrate.authz import ask
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft import sasl, snapshot
@@ -34,6 +31,7 @@ from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
 from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
 from kmigrate.model.operations import KRAFT_CONVERSION
+from kmigrate.runbook import guards
 from kmigrate.runbook.operation import Kind, Operation, Phased
 
 PHASES = ("controllers", "roll1", "dual-write", "roll2")
@@ -49,8 +47,6 @@ KIND = Kind(
     resume="run the same `kmigrate kraft` command again to resume, or see `kmigrate kraft status`",
 )
 
-
-T = TypeVar("T")
 
 kraft_conversion = KIND.of  # (store, cluster, report): as the runbook keeps it
 
@@ -135,15 +131,7 @@ def _first_look(run: Run) -> None:
     taken = run.patiently(lambda: snapshot.take(run.admin))
     run.op.record("check", "snapshot", "done", taken.to_json())
     run.report(f"metadata read: {taken.summary}")
-    answered = run.patiently(lambda: ask.first_look(run.admin.cluster))
-    run.op.record("check", "authorization", "done", answered.to_json())
-    run.report(f"authorization probed: {answered.summary}")
-
-
-def _baseline(run: Run, step: str) -> str | None:
-    events = run.op.history()
-    found = [e for e in events if e.phase == "check" and e.step == step and e.detail]
-    return found[-1].detail if found else None
+    guards.remember_authorization(run, run.admin.cluster)
 
 
 def _same_metadata(run: Run, phase: str) -> None:
@@ -151,45 +139,17 @@ def _same_metadata(run: Run, phase: str) -> None:
     probe as it did. Right after a restart a group may be missing for a moment (its
     coordinator loads it), an authorizer may still be loading: ask again until it
     matches or the wait ends."""
-    taken = _baseline(run, "snapshot")
+    taken = guards.remembered(run, "snapshot")
     if taken is not None:
         before = snapshot.Snapshot.from_json(taken)
-        after = _until_same(
+        after = guards.until_same(
             run,
             lambda: snapshot.take(run.admin),
             lambda now: snapshot.differences(before, now),
             f"after {phase} the metadata of '{run.cluster}' does not read as before",
         )
         run.op.done(phase, "metadata unchanged", after.summary)
-    probed = _baseline(run, "authorization")
-    if probed is not None:
-        then = ask.Probed.from_json(probed)
-        now = _until_same(
-            run,
-            lambda: then.again(run.admin.cluster),
-            then.differences,
-            f"after {phase} the authorizer of '{run.cluster}' decides differently",
-        )
-        run.op.done(phase, "authorization unchanged", now.summary)
-
-
-def _until_same(
-    run: Run, read: Callable[[], T], differences: Callable[[T], list[str]], refusal: str
-) -> T:
-    deadline = time.monotonic() + run.timeout_s
-    while True:
-        found = run.patiently(read)
-        changed = differences(found)
-        if not changed:
-            return found
-        if time.monotonic() > deadline:
-            raise ConflictError(
-                f"{refusal}: "
-                + "; ".join(changed[:5])
-                + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
-            )
-        run.status(f"asking again: {changed[0]}")
-        time.sleep(1.0)
+    guards.same_authorization(run, run.admin.cluster, phase)
 
 
 def controllers(run: Run) -> None:
@@ -263,6 +223,8 @@ def _bring(
         now = _mode_answering(run, broker)  # someone else restarts it: wait
     if now == mode or now in left_as_is:
         run.op.record(phase, f"broker {broker}", "skipped", now)
+        finished = " (the interrupted restart had finished)" if interrupted else ""
+        run.report(f"{phase}: broker {broker} already in {now} mode{finished}; skipped")
         return
     if now != DOWN and now not in from_modes:
         raise ConflictError(

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import (
     AclBindingFilter,
     AclOperation,
@@ -42,7 +41,7 @@ class Authorization:
             "alter-config": self._alter_config,
             "describe-configs": self._describe_configs,
             "create-topic": self._create_topic,
-            "read-offsets": self._read_offsets,
+            "describe-group": self._describe_group,
             "describe-acls": self._describe_acls,
         }
 
@@ -90,11 +89,12 @@ class Authorization:
         )
         return _only(futures)
 
-    def _read_offsets(self, group: str) -> Future[Any]:
-        futures = self._conn.client.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group)], request_timeout=self._conn.timeout
+    def _describe_group(self, group: str) -> Future[Any]:
+        # not OffsetFetch: librdkafka 2.16 aborts when it meets a coordinator not ready
+        # (confluent-kafka-python#1982), which a probe right after a restart would
+        return _only(
+            self._conn.client.describe_consumer_groups([group], request_timeout=self._conn.timeout)
         )
-        return _only(futures)
 
     def _describe_acls(self, _cluster: str) -> Future[Any]:
         every = AclBindingFilter(

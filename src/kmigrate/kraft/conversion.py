@@ -139,7 +139,7 @@ def _same_metadata(run: Run, phase: str) -> None:
     probe as it did. Right after a restart a group may be missing for a moment (its
     coordinator loads it), an authorizer may still be loading: ask again until it
     matches or the wait ends."""
-    taken = guards.remembered(run, "snapshot")
+    taken = guards.remembered(run, "snapshot", "check")
     if taken is not None:
         before = snapshot.Snapshot.from_json(taken)
         after = guards.until_same(

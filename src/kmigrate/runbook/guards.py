@@ -14,20 +14,20 @@ from kmigrate.errors import ConflictError
 from kmigrate.runbook.operation import Phased
 
 T = TypeVar("T")
-CHECK = "check"  # the journal's phase for what was read before the first step
+BASELINE = "baseline"  # the journal's phase for what was read before the first step
 AUTHORIZATION = "authorization"
 
 
-def remembered(run: Phased, step: str) -> str | None:
-    """What was journaled as ``step`` of the first look, if anything."""
-    found = [e for e in run.op.history() if e.phase == CHECK and e.step == step and e.detail]
+def remembered(run: Phased, step: str, phase: str = BASELINE) -> str | None:
+    """What was journaled as ``step`` of ``phase`` (the first look), if anything."""
+    found = [e for e in run.op.history() if e.phase == phase and e.step == step and e.detail]
     return found[-1].detail if found else None
 
 
 def remember_authorization(run: Phased, cluster: ClusterConfig) -> None:
     """Ask the cluster's authorizer the probes its ACLs suggest, and journal the answers."""
     answered = run.patiently(lambda: ask.first_look(cluster))
-    run.op.record(CHECK, AUTHORIZATION, "done", answered.to_json())
+    run.op.record(BASELINE, AUTHORIZATION, "done", answered.to_json())
     run.report(f"authorization probed: {answered.summary}")
 
 

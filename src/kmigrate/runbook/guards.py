@@ -25,7 +25,11 @@ def remembered(run: Phased, step: str, phase: str = BASELINE) -> str | None:
 
 
 def remember_authorization(run: Phased, cluster: ClusterConfig) -> None:
-    """Ask the cluster's authorizer the probes its ACLs suggest, and journal the answers."""
+    """Ask the cluster's authorizer the probes its ACLs suggest, and journal the answers;
+    once per operation (a run killed in its first phase must not take a new baseline
+    from a cluster that phase may have changed)."""
+    if remembered(run, AUTHORIZATION) is not None:
+        return
     answered = run.patiently(lambda: ask.first_look(cluster))
     run.op.record(BASELINE, AUTHORIZATION, "done", answered.to_json())
     run.report(f"authorization probed: {answered.summary}")

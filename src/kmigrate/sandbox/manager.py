@@ -2,10 +2,11 @@
 mode on 3.9.x) and ZooKeeper ensembles on 127.0.0.1.
 
 ``up`` is idempotent: clusters whose brokers all live are left alone, dead brokers
-of a known cluster are restarted on their own data and ports, unknown clusters
-are created. It returns only when every cluster answers a metadata request with
-all its brokers registered; otherwise it stops what it started and fails with
-the broker's last log lines.
+of a known cluster are restarted on their own data and ports (a ZooKeeper-mode
+broker once its previous session has expired), unknown clusters are created. It
+returns only when every broker's process lives and the broker answers on its own
+endpoint (``readiness``); otherwise (an error, an exception, Ctrl-C) it stops what
+it started, records that, and fails with the broker's last log lines.
 """
 
 from __future__ import annotations

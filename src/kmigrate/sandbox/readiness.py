@@ -17,6 +17,7 @@ from pathlib import Path
 from kmigrate.errors import BrokerStartError, KMigrateError, SandboxError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.world import Znodes
+from kmigrate.net import is_listening
 from kmigrate.sandbox import process
 from kmigrate.sandbox.clusters_yaml import cluster_config
 from kmigrate.sandbox.state import BrokerNode, SandboxCluster, SandboxState
@@ -27,6 +28,8 @@ ASK_TIMEOUT_S = 2.0
 
 def serving(state: SandboxState, cluster: SandboxCluster, broker: BrokerNode) -> bool:
     """The broker answers on its own endpoint, listing itself and all its cluster's brokers."""
+    if not is_listening(broker.port):
+        return False
     endpoint = f"127.0.0.1:{broker.port}"
     config = cluster_config(state, cluster, timeout_s=ASK_TIMEOUT_S)
     try:

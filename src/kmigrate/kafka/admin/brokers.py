@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kmigrate.kafka.admin import isolated
 from kmigrate.kafka.admin.connection import AdminConnection
 from kmigrate.model.cluster import Broker, ClusterInfo
 
@@ -25,9 +24,17 @@ class Brokers:
         self._conn = conn
 
     def describe_cluster(self) -> ClusterInfo:
-        """Brokers (with racks), controller and cluster id. Asked by a child process
-        (``isolated``): librdkafka's DescribeCluster can abort the process."""
-        return isolated.describe_cluster(self._conn)
+        """Brokers (with racks), controller and cluster id. Asked by the connection's
+        child process (``isolated``): librdkafka's DescribeCluster can abort the process."""
+        found = self._conn.isolated.call("describe_cluster", "describe cluster")
+        brokers = sorted(
+            (
+                Broker(int(i), host, int(port), rack or None)
+                for i, host, port, rack in found["brokers"]
+            ),
+            key=lambda b: b.node_id,
+        )
+        return ClusterInfo(found["cluster_id"], found["controller"], tuple(brokers))
 
     def cluster_metadata(self) -> MetadataAnswer:
         """Brokers (racks None), controller and cluster id from a Metadata request, in

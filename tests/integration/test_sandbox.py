@@ -36,9 +36,9 @@ def test_status_json_reports_every_broker_alive(clusters: Clusters) -> None:
     result = run_cli("sandbox", "status", "--dir", str(directory), "--json")
     assert result.code == 0, result.stderr
     brokers = json.loads(result.stdout)["brokers"]
-    assert {(b["cluster"], b["alive"], b["listening"]) for b in brokers} == {
-        ("source", True, True),
-        ("target", True, True),
+    assert {(b["cluster"], b["alive"], b["listening"], b["serving"]) for b in brokers} == {
+        ("source", True, True, True),
+        ("target", True, True, True),
     }
 
 
@@ -132,3 +132,5 @@ def test_failed_start_reports_the_broker_log_and_leaves_nothing_running(tmp_path
     assert any("Address already in use" in line for line in log_lines), log_lines
     status = run_cli("sandbox", "status", "--dir", str(directory), "--json")
     assert not any(b["alive"] for b in json.loads(status.stdout)["brokers"])
+    # The state file says so too: the broker this `up` started is recorded as stopped.
+    assert [b.pid for b in load_state(directory.resolve()).clusters["busy"].brokers] == [None]

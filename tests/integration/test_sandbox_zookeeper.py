@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -49,6 +51,7 @@ def test_an_ensemble_with_reconfig_and_a_zookeeper_mode_cluster_on_it(tmp_path: 
         assert info["zookeeper_connect"] == f"{connect}/kafka"
 
         _check_cluster_on_the_ensemble(directory, connect)
+        _broker_killed_then_up_again(directory, connect)
         _node_killed_then_restarted(directory)
 
         # A second ensemble gets server ids of its own (a move joins one to the other).
@@ -96,6 +99,65 @@ def _check_cluster_on_the_ensemble(directory: Path, connect: str) -> None:
         topic = admin.create_topic(unique("zkmode"), 1)
     sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
     assert read_partition(cluster, topic.name, 0, 0, 1) == sent
+
+
+def _broker_killed_then_up_again(directory: Path, connect: str) -> None:
+    """A killed broker's ZooKeeper session outlives it (18 s): status calls it down all
+    the same, and `up` waits the stale registration out instead of starting a broker
+    that would exit ("node already exists"); it says ready only once the broker serves."""
+    run_cli("sandbox", "stop-broker", "--dir", str(directory), "--cluster", "legacy",
+            "--broker", "1", "--kill")  # fmt: skip
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=15)
+    try:
+        assert zk.exists("/kafka/brokers/ids/1"), "the killed broker's registration stays"
+        code, status = _status(directory)
+        assert code == 1
+        assert [(b["alive"], b["serving"]) for b in status["brokers"]] == [(False, False)]
+        again = run_cli("sandbox", "up", "--dir", str(directory), "--cluster", "legacy",
+                        "--zookeeper", "zk/kafka")  # fmt: skip
+        assert again.code == 0, again.stderr
+        assert "waiting for its previous ZooKeeper session to expire" in again.stderr
+        assert zk.exists("/kafka/brokers/ids/1")
+    finally:
+        zk.stop()
+        zk.close()
+    code, status = _status(directory)
+    assert code == 0 and status["brokers"][0]["serving"], status
+    log = (directory / "legacy" / "broker-1" / "broker.log").read_text()
+    assert "node already exists" not in log.lower()
+    cluster = load_settings(directory / "clusters.yaml").cluster("legacy")
+    with ClusterAdmin(cluster) as admin:
+        topic = admin.create_topic(unique("again"), 1)
+    sent = produce(cluster, topic.name, [Record(b"k", b"v", partition=0)])
+    assert read_partition(cluster, topic.name, 0, 0, 1) == sent
+
+
+def test_ctrl_c_during_up_stops_what_that_up_started(tmp_path: Path) -> None:
+    """A fresh sandbox: `up` is interrupted while its broker starts; the ZooKeeper node
+    and the broker it started are stopped and recorded as stopped."""
+    directory = tmp_path / "sb"
+    command = [sys.executable, "-m", "kmigrate", "sandbox", "up", "--dir", str(directory),
+               "--zookeeper", "zk", "--nodes", "1", "--cluster", "cut"]  # fmt: skip
+    up = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def started() -> list[int]:
+        state = load_state(directory.resolve())
+        cluster = state.clusters.get("cut")
+        return [b.pid for b in cluster.brokers if b.pid] if cluster else []
+
+    try:
+        wait_for(lambda: bool(started()), timeout=120, message="up to start the broker")
+        pids = [*started(), *(n.pid for n in load_state(directory.resolve()).ensembles["zk"].nodes)]
+        up.send_signal(signal.SIGINT)
+        _, stderr = up.communicate(timeout=60)
+    finally:
+        up.kill()
+    assert up.returncode != 0, stderr
+    assert not any(is_running(pid) for pid in pids), "a process that up started survived"
+    state = load_state(directory.resolve())
+    assert [b.pid for b in state.clusters["cut"].brokers] == [None]
+    assert [n.pid for n in state.ensembles["zk"].nodes] == [None]
 
 
 def _node_killed_then_restarted(directory: Path) -> None:

@@ -1,8 +1,11 @@
-"""A SASL/SCRAM cluster with the standard authorizer: credentials, ACLs, no leaked secrets."""
+"""SASL/SCRAM clusters: KRaft with the standard authorizer (the session's `secure`
+sandbox) and ZooKeeper mode with AclAuthorizer (a sandbox of its own): credentials,
+ACLs, no leaked secrets."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +18,9 @@ from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
-from kmigrate.sandbox.state import CLIENT_USER, SandboxState
+from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.process import java_executable
+from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from tests.helpers import run_cli, unique, wait_for
 
 
@@ -138,3 +143,76 @@ def test_spark_tasks_read_the_secure_cluster_with_the_same_cluster_entry(
         assert (chunk.records, chunk.first_offset, chunk.last_offset) == (10, 0, 9)
         prints = b"".join(fingerprint(r.key, r.value, r.headers, r.timestamp or 0, 0) for r in mine)
         assert chunk.digest == hashlib.blake2b(prints, digest_size=16).digest()
+
+
+def test_a_secure_zookeeper_mode_cluster_logs_in_with_scram_and_enforces_acls(
+    tmp_path: Path,
+) -> None:
+    """`sandbox up --zookeeper ... --secure`: kmigrate and Kafka's own tools log in as
+    the admin; a wrong password is refused; the second user only where an ACL allows."""
+    directory = tmp_path / "sb"
+    up = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk/kafka",
+                 "--nodes", "1", "--cluster", "guarded", "--secure", timeout=600)  # fmt: skip
+    try:
+        assert up.code == 0, up.stderr
+        state = load_state(directory.resolve())
+        passwords = load_passwords(state.directory, "guarded")
+        assert set(passwords) == {ADMIN_USER, CLIENT_USER}
+        texts = up.stdout + up.stderr + (directory / "clusters.yaml").read_text()
+        assert not any(p in texts for p in passwords.values())
+        _admin_and_java_tools_log_in(state, passwords[ADMIN_USER], tmp_path)
+        _client_allowed_only_by_an_acl(state)
+    finally:
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--grace", "5")
+
+
+def _admin_and_java_tools_log_in(state: SandboxState, password: str, tmp_path: Path) -> None:
+    admin_cluster = load_settings(_config(state)).cluster("guarded")
+    with ClusterAdmin(admin_cluster) as admin:
+        topic = admin.create_topic(unique("zksec"), 1).name
+    properties = tmp_path / "admin.properties"
+    properties.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{ADMIN_USER}" password="{password}";\n'
+    )
+    bootstrap = state.clusters["guarded"].bootstrap_servers
+    jars = ensure_jars("3.9.1")
+    listed = subprocess.run(
+        [java_executable(), "-cp", f"{jars}/*", "org.apache.kafka.tools.TopicCommand",
+         "--bootstrap-server", bootstrap, "--command-config", str(properties), "--list"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert topic in listed.stdout.split()
+
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(
+        f"clusters:\n  guarded:\n    bootstrap_servers: {bootstrap}\n    timeout_s: 5\n"
+        "    properties:\n      security.protocol: SASL_PLAINTEXT\n"
+        "      sasl.mechanism: SCRAM-SHA-512\n      sasl.username: admin\n"
+        "      sasl.password: not-the-Password-42\n"
+    )
+    refused = run_cli("topics", "list", "--cluster", "guarded", config=str(wrong))
+    assert refused.code == 3 and "rejected kmigrate's credentials" in refused.stderr
+
+
+def _client_allowed_only_by_an_acl(state: SandboxState) -> None:
+    admin_cluster = load_settings(_config(state)).cluster("guarded")
+    client = cluster_config(state, state.clusters["guarded"], user=CLIENT_USER, timeout_s=5)
+    allowed, closed = unique("allowed"), unique("closed")
+    grant = AclEntry("TOPIC", allowed, "LITERAL", f"User:{CLIENT_USER}", "*", "WRITE", "ALLOW")
+    with ClusterAdmin(admin_cluster) as admin:
+        admin.create_topic(allowed, 1)
+        admin.create_topic(closed, 1)
+        admin.create_acls([grant])
+
+    def writes(topic: str) -> bool:
+        try:
+            produce(client, topic, [Record(None, b"v", partition=0)])
+            return True
+        except AuthorizationError:
+            return False
+
+    wait_for(lambda: writes(allowed), timeout=30, message="the WRITE ACL to take effect")
+    assert not writes(closed), "a user without an ACL wrote (allow.everyone must be off)"

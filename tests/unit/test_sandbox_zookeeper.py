@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from kmigrate.config import parse_settings
 from kmigrate.errors import ConfigError, SandboxError, UnknownClusterError
 from kmigrate.sandbox.manager import UpRequest, _check_request, _split_zookeeper
 from kmigrate.sandbox.properties import server_properties
+from kmigrate.sandbox.scram import scram_credential, user_znode
 from kmigrate.sandbox.state import BrokerNode, SandboxCluster, SandboxEnsemble, ZkNode
 from kmigrate.sandbox.zookeeper import dynamic_cfg, zoo_cfg
 
@@ -58,6 +61,41 @@ def test_a_zookeeper_mode_broker_has_no_controller_settings() -> None:
     assert "zookeeper.connect" not in kraft_props and kraft_props["node.id"] == "2"
 
 
+def test_a_secure_zookeeper_mode_broker_speaks_only_scram_and_trusts_only_the_admin() -> None:
+    broker = BrokerNode(node_id=1, port=19093, controller_port=29093, rack="r", voter=True)
+    cluster = SandboxCluster("old", "id", "3.9.1", True, (broker,), "127.0.0.1:2181/kafka")
+    props = _kv(server_properties(cluster, broker, Path("/data"), "pw-1"))
+    assert props["listeners"] == "SASL_PLAINTEXT://127.0.0.1:19093"
+    assert props["listener.security.protocol.map"] == "SASL_PLAINTEXT:SASL_PLAINTEXT"
+    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["sasl.mechanism.inter.broker.protocol"] == "SCRAM-SHA-512"
+    assert (
+        'username="admin" password="pw-1"'
+        in (props["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"])
+    )
+    assert props["authorizer.class.name"] == "kafka.security.authorizer.AclAuthorizer"
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+    # Nothing is anonymous on a SASL-only ZooKeeper-mode cluster: no ANONYMOUS super user.
+    assert props["super.users"] == "User:admin"
+
+
+def test_a_scram_credential_is_the_one_kafkas_config_command_writes() -> None:
+    """Kafka 3.9.1's `ConfigCommand --zookeeper ... --add-config SCRAM-SHA-512=[password=
+    s3cretXY]` wrote this credential (its salt, the password, 4096 iterations)."""
+    salt = base64.b64decode("NDMzZmpka2JlaTJ6ZHhqeHdkYThnZWxhZQ==")
+    assert scram_credential("s3cretXY", salt) == (
+        "salt=NDMzZmpka2JlaTJ6ZHhqeHdkYThnZWxhZQ==,"
+        "stored_key=8dIAKs2WSUmVj430Nxttf8c+B2x70AmLqG+wyi5ZbSXABaUR2ZVCIrIqaJL+LQP60o8/pgwI8QQ"
+        "/HScwMFeeYg==,"
+        "server_key=S0alBSowlSWiZ6/4RoJ18e7/bXM1tIvEEuRbSrxSKusRA680dQxjW2ETXO121BNNRNFsmgHPy7m"
+        "N3ZSx5UlEgQ==,"
+        "iterations=4096"
+    )
+    document = json.loads(user_znode("pw"))
+    assert document["version"] == 1 and list(document["config"]) == ["SCRAM-SHA-512"]
+
+
 def test_zookeeper_names_split_into_ensemble_and_chroot() -> None:
     assert _split_zookeeper("zk") == ("zk", "")
     assert _split_zookeeper("zk/kafka") == ("zk", "/kafka")
@@ -69,7 +107,6 @@ def test_zookeeper_names_split_into_ensemble_and_chroot() -> None:
     ("request_", "says"),
     [
         (UpRequest(clusters=["x"], zookeeper="zk", kafka_version="4.3.1"), "no ZooKeeper mode"),
-        (UpRequest(clusters=["x"], zookeeper="zk", secure=True), "--secure"),
         (UpRequest(clusters=[], ensembles=["Bad_Name"]), "not valid"),
         (UpRequest(clusters=[], ensembles=["zk"], nodes=9), "--nodes"),
     ],

@@ -63,8 +63,9 @@ def group() -> None:
 @click.option(
     "--secure",
     is_flag=True,
-    help="SASL/SCRAM-SHA-512 with the standard authorizer; super-user 'admin' and "
-    "plain user 'client', passwords in DIR/secrets.env.",
+    help="SASL/SCRAM-SHA-512 with an authorizer denying what no ACL allows (KRaft: the "
+    "standard authorizer; ZooKeeper mode: AclAuthorizer); super-user 'admin' and plain "
+    "user 'client', passwords in DIR/secrets.env.",
 )
 @click.option(
     "--zookeeper",
@@ -100,11 +101,11 @@ def up(
     timeout: float,
     as_json: bool,
 ) -> None:
-    """Start clusters (and ZooKeeper ensembles) and wait until each answers: every broker
-    registered, every ensemble with a quorum.
+    """Start clusters (and ZooKeeper ensembles) and wait until each answers: every
+    broker's process alive and answering on its own endpoint, every ensemble with a quorum.
 
     Idempotent: running clusters are left as they are; stopped brokers and ZooKeeper
-    nodes restart on their data.
+    nodes restart on their data. A failed or interrupted `up` stops what it started.
     """
     directory = directory or sandbox_dir()
     only_ensemble = zookeeper is not None and not clusters
@@ -246,7 +247,7 @@ def _print_status(
                     r.port,
                     r.rack,
                     r.pid or "-",
-                    "alive" if r.listening else ("starting" if r.alive else "down"),
+                    "serving" if r.serving else ("starting" if r.alive else "down"),
                 )
                 for r in rows
             ],

@@ -6,32 +6,22 @@ the migration) and restarts its brokers with a changed server.properties."""
 from __future__ import annotations
 
 import shutil
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from kmigrate.errors import SandboxError
 from kmigrate.kraft.plan import ConfigChange
-from kmigrate.kraft.world import Znodes
 from kmigrate.sandbox import process
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.manager import broker_log_flag, broker_properties, controller_properties
-from kmigrate.sandbox.properties import logging_config, logging_flag
+from kmigrate.sandbox.properties import (
+    logging_config,
+    logging_flag,
+    read_properties,
+    write_properties,
+)
+from kmigrate.sandbox.readiness import wait_unregistered
 from kmigrate.sandbox.state import ControllerNode, SandboxCluster, load_state
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        if line.strip() and not line.lstrip().startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            found[key.strip()] = value.strip()
-    return found
-
-
-def write_properties(path: Path, config: dict[str, str]) -> None:
-    path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
-
 
 QUICK_STOP_S = 2.0
 
@@ -112,7 +102,7 @@ class SandboxKRaftOperator:
         if broker.pid:
             # a controlled shutdown, unless it cannot finish
             process.stop_processes({broker.pid: path}, grace=QUICK_STOP_S if quick_stop else 60.0)
-        _wait_unregistered(read_properties(path), broker_id)
+        wait_unregistered(read_properties(path).get("zookeeper.connect"), broker_id)
         write_properties(path, change.applied(read_properties(path)))
         pid = process.start_broker(
             ensure_jars(cluster.kafka_version),
@@ -120,19 +110,3 @@ class SandboxKRaftOperator:
             broker_log_flag(self.directory, cluster, broker),
         )
         self._save(self._cluster().with_broker(replace(broker, pid=pid)))
-
-
-def _wait_unregistered(config: dict[str, str], broker_id: int, timeout_s: float = 60.0) -> None:
-    """A ZooKeeper-mode broker stopped without closing its session (killed, or its
-    controlled shutdown timed out) leaves /brokers/ids/N until the session expires; one
-    started before that refuses to start (NodeExists). Wait it out."""
-    connect = config.get("zookeeper.connect")
-    if not connect:
-        return
-    deadline = time.monotonic() + timeout_s
-    while broker_id in Znodes.read(connect).registered:
-        if time.monotonic() > deadline:
-            raise SandboxError(
-                f"broker {broker_id} still registered in ZooKeeper {timeout_s:g}s after it stopped"
-            )
-        time.sleep(0.5)

@@ -2,10 +2,11 @@
 mode on 3.9.x) and ZooKeeper ensembles on 127.0.0.1.
 
 ``up`` is idempotent: clusters whose brokers all live are left alone, dead brokers
-of a known cluster are restarted on their own data and ports, unknown clusters
-are created. It returns only when every cluster answers a metadata request with
-all its brokers registered; otherwise it stops what it started and fails with
-the broker's last log lines.
+of a known cluster are restarted on their own data and ports (a ZooKeeper-mode
+broker once its previous session has expired), unknown clusters are created. It
+returns only when every broker's process lives and the broker answers on its own
+endpoint (``readiness``); otherwise (an error, an exception, Ctrl-C) it stops what
+it started, records that, and fails with the broker's last log lines.
 """
 
 from __future__ import annotations
@@ -13,23 +14,27 @@ from __future__ import annotations
 import base64
 import re
 import shutil
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
-from kmigrate.errors import BrokerStartError, KMigrateError, SandboxError
-from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.errors import SandboxError
 from kmigrate.net import free_ports
-from kmigrate.sandbox import process, zookeeper
+from kmigrate.sandbox import process, readiness, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
-    cluster_config,
     new_passwords,
     write_clusters_yaml,
 )
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached
-from kmigrate.sandbox.properties import logging_config, logging_flag, server_properties
+from kmigrate.sandbox.properties import (
+    logging_config,
+    logging_flag,
+    read_properties,
+    server_properties,
+)
+from kmigrate.sandbox.scram import write_users
 from kmigrate.sandbox.state import (
     ADMIN_USER,
     SCRAM_MECHANISM,
@@ -37,6 +42,7 @@ from kmigrate.sandbox.state import (
     ControllerNode,
     SandboxCluster,
     SandboxState,
+    ZkNode,
     load_state,
 )
 
@@ -76,15 +82,16 @@ def _split_zookeeper(value: str) -> tuple[str, str]:
 
 
 def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> SandboxState:
-    """Bring every requested cluster to 'all brokers answering'. Changes nothing if they do."""
+    """Bring every requested cluster to 'all brokers answering'. Changes nothing if they do.
+    On any failure (an error, an exception, Ctrl-C) it stops what this call started,
+    and only that, and records them as stopped."""
     _check_request(request)
     directory = directory.resolve()
-    state = load_state(directory)
-    started: list[tuple[SandboxCluster, BrokerNode]] = []
-    started_nodes: dict[int, Path] = {}
+    run = _Started(directory)
     try:
+        state = load_state(directory)
         for name in request.ensemble_names():
-            state = _ensemble_up(state, name, request, report, started_nodes)
+            state = _ensemble_up(state, name, request, report, run)
         for name in request.clusters:
             cluster = state.clusters.get(name)
             if cluster is None:
@@ -92,26 +99,52 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
             else:
                 _check_matches(cluster, request, directory)
                 cluster = _grown(directory, cluster, request, report)
-            cluster, newly = _start_dead_brokers(directory, cluster, report)
-            started += [(cluster, b) for b in newly]
-            state = state.with_cluster(cluster)
-            state.save()
+            state = _start_dead_brokers(state, cluster, report, run)
         write_clusters_yaml(state)
         for name in request.clusters:
-            _wait_ready(state, state.clusters[name], request.timeout, report)
-    except KMigrateError:
-        _stop_started(directory, started)
-        process.stop_processes(started_nodes, grace=5.0)
+            readiness.wait_ready(state, state.clusters[name], request.timeout, report)
+    except BaseException:
+        run.stop()
         raise
     return state
 
 
+class _Started:
+    """The processes one `up` started: on failure it stops them (never others) and
+    records them as stopped in sandbox.json."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        # pid: (its cluster or ensemble, the file its command line names)
+        self.brokers: dict[int, tuple[str, Path]] = {}
+        self.nodes: dict[int, tuple[str, Path]] = {}
+
+    def stop(self) -> None:
+        process.stop_processes({pid: p for pid, (_, p) in self.brokers.items()}, grace=5.0)
+        process.stop_processes({pid: p for pid, (_, p) in self.nodes.items()}, grace=5.0)
+        if not (self.brokers or self.nodes):
+            return
+        state = load_state(self.directory)
+        for name, cluster in state.clusters.items():
+            brokers = tuple(_stopped(b, name, self.brokers) for b in cluster.brokers)
+            state = state.with_cluster(replace(cluster, brokers=brokers))
+        for name, ensemble in state.ensembles.items():
+            nodes = tuple(_stopped(n, name, self.nodes) for n in ensemble.nodes)
+            state = state.with_ensemble(replace(ensemble, nodes=nodes))
+        state.save()
+        write_clusters_yaml(state)
+
+
+_Node = TypeVar("_Node", BrokerNode, ZkNode)
+
+
+def _stopped(node: _Node, name: str, started: dict[int, tuple[str, Path]]) -> _Node:
+    """``node`` without its pid if that pid is one ``started`` in ``name``."""
+    return replace(node, pid=None) if node.pid and started.get(node.pid, ("",))[0] == name else node
+
+
 def _ensemble_up(
-    state: SandboxState,
-    name: str,
-    request: UpRequest,
-    report: Report,
-    started: dict[int, Path],
+    state: SandboxState, name: str, request: UpRequest, report: Report, run: _Started
 ) -> SandboxState:
     """Create the ensemble if new, start its dead nodes, wait for its quorum."""
     folder = state.ensemble_dir(name)
@@ -123,8 +156,15 @@ def _ensemble_up(
         taken = [n.node_id for e in state.ensembles.values() for n in e.nodes]
         first_id = max(taken, default=0) + 1
         ensemble = zookeeper.new_ensemble(folder, name, request.nodes, report, first_id)
-    ensemble, newly = zookeeper.start_dead_nodes(folder, ensemble, report)
-    started.update(zookeeper.pids(folder, replace(ensemble, nodes=tuple(newly))))
+
+    def started(node: ZkNode) -> None:
+        nonlocal state
+        run.nodes[node.pid or 0] = (name, zookeeper.node_config_path(folder, node))
+        state = state.with_ensemble(state.ensembles[name].with_node(node))
+        state.save()  # known before it serves: `sandbox down` finds it
+
+    state = state.with_ensemble(ensemble)
+    ensemble = zookeeper.start_dead_nodes(folder, ensemble, report, started)
     state = state.with_ensemble(ensemble)
     state.save()
     write_clusters_yaml(state)
@@ -218,8 +258,6 @@ def _check_request(request: UpRequest) -> None:
                 f"ZooKeeper ensemble name '{name}' is not valid; use lowercase letters, "
                 "digits and '-'"
             )
-    if request.zookeeper and request.secure:
-        raise SandboxError("--secure is for KRaft clusters; a ZooKeeper-mode cluster is plain")
     version = request.kafka_version
     if request.zookeeper and version and not version.startswith("3.9."):
         raise SandboxError(
@@ -333,9 +371,12 @@ def _new_cluster(
     cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers, connect)
     passwords = new_passwords(directory, name) if request.secure else {}
     if connect:
-        # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper.
+        # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper, and
+        # finds the SCRAM credentials there.
         for broker in brokers:
             _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
+        if passwords:
+            write_users(connect, passwords)
         return cluster
     report(f"{name}: formatting {n} broker(s)")
     formatting = []
@@ -402,71 +443,28 @@ def broker_log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode
 
 
 def _start_dead_brokers(
-    directory: Path, cluster: SandboxCluster, report: Report
-) -> tuple[SandboxCluster, list[BrokerNode]]:
+    state: SandboxState, cluster: SandboxCluster, report: Report, run: _Started
+) -> SandboxState:
+    """Start the brokers whose process is gone, each saved in sandbox.json once started."""
+    directory = state.directory
     dead = [
         b
         for b in cluster.brokers
         if not process.is_ours(b.pid, broker_properties(directory, cluster, b))
     ]
+    state = state.with_cluster(cluster)
     if not dead:
         report(f"{cluster.name}: already running ({len(cluster.brokers)} broker(s))")
-        return cluster, []
+        return state
     jars = ensure_jars(cluster.kafka_version)
     report(f"{cluster.name}: starting {len(dead)} broker(s), Kafka {cluster.kafka_version}")
-    started = []
     for old in dead:
-        pid = process.start_broker(
-            jars,
-            broker_properties(directory, cluster, old),
-            broker_log_flag(directory, cluster, old),
-        )
-        broker = replace(old, pid=pid)
-        cluster = cluster.with_broker(broker)
-        started.append(broker)
-    return cluster, started
-
-
-def _wait_ready(
-    state: SandboxState, cluster: SandboxCluster, timeout: float, report: Report
-) -> None:
-    report(f"{cluster.name}: waiting for {len(cluster.brokers)} broker(s) to answer metadata")
-    config = cluster_config(state, cluster, timeout_s=2.0)
-    deadline = time.monotonic() + timeout
-    seen = 0
-    while True:
-        _fail_if_dead(state.directory, cluster)
-        try:
-            with ClusterAdmin(config) as admin:
-                seen = len(admin.describe_cluster().brokers)
-            if seen == len(cluster.brokers):
-                report(f"{cluster.name}: ready at {cluster.bootstrap_servers}")
-                return
-        except KMigrateError:
-            pass
-        if time.monotonic() > deadline:
-            log = cluster.brokers[0].folder(state.cluster_dir(cluster.name)) / "broker.log"
-            raise BrokerStartError(
-                f"cluster '{cluster.name}' did not answer with all {len(cluster.brokers)} "
-                f"broker(s) within {timeout:g}s ({seen} registered); see {log}",
-                detail=process.failure_excerpt(log),
-            )
-        time.sleep(0.5)
-
-
-def _fail_if_dead(directory: Path, cluster: SandboxCluster) -> None:
-    # These pids were just started (or checked) by this call, so liveness is enough;
-    # right after the fork /proc/<pid>/cmdline may not show the broker's arguments yet.
-    for broker in cluster.brokers:
-        if not process.is_running(broker.pid):
-            log = broker.folder(directory / cluster.name) / "broker.log"
-            raise BrokerStartError(
-                f"broker {broker.node_id} of cluster '{cluster.name}' exited during start; "
-                f"see {log}",
-                detail=process.failure_excerpt(log),
-            )
-
-
-def _stop_started(directory: Path, started: list[tuple[SandboxCluster, BrokerNode]]) -> None:
-    pids = {b.pid: broker_properties(directory, c, b) for c, b in started if b.pid}
-    process.stop_processes(pids, grace=5.0)
+        props = broker_properties(directory, cluster, old)
+        connect = read_properties(props).get("zookeeper.connect")
+        readiness.wait_unregistered(connect, old.node_id, report=report)
+        pid = process.start_broker(jars, props, broker_log_flag(directory, cluster, old))
+        run.brokers[pid] = (cluster.name, props)
+        cluster = cluster.with_broker(replace(old, pid=pid))
+        state = state.with_cluster(cluster)
+        state.save()
+    return state

@@ -1,4 +1,5 @@
-"""server.properties and logging config for one sandbox broker (pure text rendering)."""
+"""server.properties and logging config for one sandbox broker (rendered as text), and
+reading and writing a properties file."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, Sand
 
 ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"  # ZooKeeper mode's own
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+SECURE_LISTENER = "SASL_PLAINTEXT"
 
 
 def server_properties(
     cluster: SandboxCluster, broker: BrokerNode, data_dir: Path, admin_password: str | None
 ) -> str:
     """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine."""
-    listener = "SASL_PLAINTEXT" if cluster.secure else "PLAINTEXT"
+    listener = SECURE_LISTENER if cluster.secure else "PLAINTEXT"
     replication = min(3, len(cluster.brokers))
     props: dict[str, object] = (
         _zookeeper_mode(cluster, broker, listener)
@@ -49,7 +51,12 @@ def server_properties(
         "auto.create.topics.enable": "false",
     }
     if cluster.secure:
-        props.update(_secure_properties(listener, admin_password or ""))
+        password = admin_password or ""
+        props.update(
+            zookeeper_secure_properties(password)
+            if cluster.zookeeper_connect
+            else kraft_secure_properties(password)
+        )
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -87,17 +94,37 @@ def _zookeeper_mode(
     return found
 
 
-def _secure_properties(listener: str, admin_password: str) -> dict[str, str]:
+def _scram_listener(admin_password: str) -> dict[str, str]:
+    """The one SASL_PLAINTEXT listener: SCRAM-SHA-512 for clients and between brokers
+    (they log in as the admin user)."""
     jaas = f'{_SCRAM_MODULE} required username="{ADMIN_USER}" password="{admin_password}";'
     return {
         "sasl.enabled.mechanisms": SCRAM_MECHANISM,
         "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,
-        f"listener.name.{listener.lower()}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
+        f"listener.name.{SECURE_LISTENER.lower()}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
+    }
+
+
+def kraft_secure_properties(admin_password: str) -> dict[str, str]:
+    """What a secure KRaft sandbox broker adds to server.properties."""
+    return _scram_listener(admin_password) | {
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         # The controller listener is PLAINTEXT on 127.0.0.1 (KRaft controllers cannot
         # authenticate SCRAM: its credentials live in the metadata they serve), so
         # broker-to-controller requests arrive as ANONYMOUS and must be allowed.
         "super.users": f"User:{ADMIN_USER};User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+
+
+def zookeeper_secure_properties(admin_password: str) -> dict[str, str]:
+    """What a secure ZooKeeper-mode sandbox broker adds to server.properties (its
+    listener, listener.security.protocol.map and inter.broker.listener.name name
+    SASL_PLAINTEXT). Nothing is anonymous on it: only the admin is a super user. The
+    admin's and the client's SCRAM credentials are in ZooKeeper before it starts."""
+    return _scram_listener(admin_password) | {
+        "authorizer.class.name": ACL_AUTHORIZER,
+        "super.users": f"User:{ADMIN_USER}",
         "allow.everyone.if.no.acl.found": "false",
     }
 
@@ -140,3 +167,16 @@ def logging_flag(kafka_version: str, path: Path) -> str:
     if kafka_version.startswith("3."):
         return f"-Dlog4j.configuration=file:{path}"
     return f"-Dlog4j2.configurationFile={path}"
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            found[key.strip()] = value.strip()
+    return found
+
+
+def write_properties(path: Path, config: dict[str, str]) -> None:
+    path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))

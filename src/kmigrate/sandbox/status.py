@@ -11,6 +11,7 @@ from pathlib import Path
 from kmigrate.net import is_listening
 from kmigrate.sandbox import process, zookeeper
 from kmigrate.sandbox.manager import broker_properties
+from kmigrate.sandbox.readiness import serving
 from kmigrate.sandbox.state import load_state
 
 
@@ -21,18 +22,22 @@ class BrokerStatus:
     port: int
     rack: str
     pid: int | None
-    alive: bool
-    listening: bool
+    alive: bool  # its process (the one the sandbox started) lives
+    listening: bool  # ... and its port accepts connections
+    serving: bool  # ... and it answers metadata on its own endpoint, listing its cluster
 
 
 def status(directory: Path) -> list[BrokerStatus]:
-    """Per broker: whether its process is ours and alive, and whether its port answers."""
+    """Per broker: whether its process is ours and alive, whether its port accepts
+    connections and whether the broker answers (a ZooKeeper registration counts for
+    nothing: it outlives a stopped broker)."""
     directory = directory.resolve()
     state = load_state(directory)
     rows = []
     for name, cluster in sorted(state.clusters.items()):
         for b in cluster.brokers:
             alive = process.is_ours(b.pid, broker_properties(directory, cluster, b))
+            listening = alive and is_listening(b.port)
             rows.append(
                 BrokerStatus(
                     name,
@@ -41,7 +46,8 @@ def status(directory: Path) -> list[BrokerStatus]:
                     b.rack,
                     b.pid if alive else None,
                     alive,
-                    alive and is_listening(b.port),
+                    listening,
+                    listening and serving(state, cluster, b),
                 )
             )
     return rows

@@ -95,17 +95,20 @@ def write_node_files(
 
 
 def start_dead_nodes(
-    ensemble_dir: Path, ensemble: SandboxEnsemble, report: Report
-) -> tuple[SandboxEnsemble, list[ZkNode]]:
-    """Start the nodes that are not running (on their own data and ports)."""
+    ensemble_dir: Path,
+    ensemble: SandboxEnsemble,
+    report: Report,
+    started: Callable[[ZkNode], None] = lambda _: None,
+) -> SandboxEnsemble:
+    """Start the nodes that are not running (on their own data and ports); ``started``
+    hears of each at once, so a failure later can stop it."""
     dead = [n for n in ensemble.nodes if not is_ours(ensemble_dir, n)]
     if not dead:
         report(f"{ensemble.name}: already running ({len(ensemble.nodes)} ZooKeeper node(s))")
-        return ensemble, []
+        return ensemble
     jars = ensure_jars(ensemble.kafka_version)
     log_name, _ = logging_config(ensemble.kafka_version)
     report(f"{ensemble.name}: starting {len(dead)} ZooKeeper node(s)")
-    started = []
     for node in dead:
         folder = node.folder(ensemble_dir)
         pid = process.start_zookeeper(
@@ -115,8 +118,8 @@ def start_dead_nodes(
         )
         running = replace(node, pid=pid)
         ensemble = ensemble.with_node(running)
-        started.append(running)
-    return ensemble, started
+        started(running)
+    return ensemble
 
 
 def is_ours(ensemble_dir: Path, node: ZkNode) -> bool:

@@ -7,7 +7,8 @@ kmigrate errors. Use it as a context manager or call :meth:`ClusterAdmin.close`.
 :class:`ClusterAdmin` is one object over one client; each concern lives in its own
 module and shares the client through :class:`~kmigrate.kafka.admin.connection.AdminConnection`:
 
-- ``brokers``: the cluster, its brokers and their configuration
+- ``brokers``: the cluster, its brokers and their configuration (``isolated``: the
+  one call run in a child process)
 - ``configs``: dynamic topic and broker configs
 - ``topics``: list, describe, create, grow, delete
 - ``offsets``: watermarks, offsets by time, deleting records
@@ -39,6 +40,7 @@ class ClusterAdmin:
         topics, groups, acls = Topics(conn, brokers, configs), Groups(conn, offsets), Acls(conn)
 
         self.describe_cluster = brokers.describe_cluster
+        self.cluster_metadata = brokers.cluster_metadata
         self.broker_config = brokers.broker_config
         self.hidden_broker_configs = brokers.hidden_broker_configs
         self.default_replication = brokers.default_replication

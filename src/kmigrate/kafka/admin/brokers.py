@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from confluent_kafka.admin import ConfigResource, ResourceType
 
 from kmigrate.kafka.admin.connection import AdminConnection
 from kmigrate.model.cluster import Broker, ClusterInfo
+
+
+class MetadataAnswer(NamedTuple):
+    """The cluster as one broker knows it (racks unknown: None), and which broker that is."""
+
+    answered_by: str  # "host:port" of the broker whose answer this is
+    cluster: ClusterInfo
 
 
 class Brokers:
@@ -15,24 +24,36 @@ class Brokers:
         self._conn = conn
 
     def describe_cluster(self) -> ClusterInfo:
-        """Brokers (with racks), controller and cluster id."""
-        conn = self._conn
-        result = conn.wait(
-            conn.client.describe_cluster(request_timeout=conn.timeout), "describe cluster"
+        """Brokers (with racks), controller and cluster id. Asked by the connection's
+        child process (``isolated``): librdkafka's DescribeCluster can abort the process."""
+        found = self._conn.isolated.call("describe_cluster", "describe cluster")
+        brokers = sorted(
+            (
+                Broker(int(i), host, int(port), rack or None)
+                for i, host, port, rack in found["brokers"]
+            ),
+            key=lambda b: b.node_id,
         )
-        brokers = tuple(
-            sorted(
-                (Broker(n.id, n.host, n.port, n.rack or None) for n in result.nodes),
-                key=lambda b: b.node_id,
-            )
+        return ClusterInfo(found["cluster_id"], found["controller"], tuple(brokers))
+
+    def cluster_metadata(self) -> MetadataAnswer:
+        """Brokers (racks None), controller and cluster id from a Metadata request, in
+        this process: an answer without brokers (a broker starting) is an error here."""
+        metadata = self._conn.metadata()
+        brokers = sorted(
+            (Broker(b.id, b.host, b.port, None) for b in metadata.brokers.values()),
+            key=lambda b: b.node_id,
         )
-        controller = result.controller.id if result.controller is not None else None
-        return ClusterInfo(result.cluster_id, controller, brokers)
+        controller = metadata.controller_id if metadata.controller_id >= 0 else None
+        info = ClusterInfo(metadata.cluster_id, controller, tuple(brokers))
+        # orig_broker_name: "[proto://]host:port/<id or 'bootstrap'>"
+        address = metadata.orig_broker_name.rsplit("/", 1)[0].rpartition("://")[2]
+        return MetadataAnswer(address, info)
 
     def broker_config(self, node_id: int | None = None) -> dict[str, str]:
         """One broker's effective configuration (the first broker's by default)."""
         if node_id is None:
-            node_id = self.describe_cluster().brokers[0].node_id
+            node_id = self.cluster_metadata().cluster.brokers[0].node_id
         resource = ConfigResource(ResourceType.BROKER, str(node_id))
         futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
         (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
@@ -48,6 +69,6 @@ class Brokers:
 
     def default_replication(self) -> int:
         """The cluster's default.replication.factor, bounded by its broker count."""
-        brokers = self.describe_cluster().brokers
+        brokers = self.cluster_metadata().cluster.brokers
         config = self.broker_config(brokers[0].node_id)
         return max(1, min(int(config.get("default.replication.factor", "1")), len(brokers)))

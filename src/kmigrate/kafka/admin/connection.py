@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnavailableError, KMigrateError
+from kmigrate.kafka.admin.isolated import Isolated
 from kmigrate.kafka.clients import ErrorTrap, admin_client
 from kmigrate.kafka.errors import translate
 from kmigrate.kafka.retry import Backoff
@@ -32,10 +33,13 @@ class AdminConnection:
         self.cluster = cluster
         self.trap = ErrorTrap()
         self.client: Any = admin_client(cluster, self.trap)
+        # The calls librdkafka can kill this process with go to a child process.
+        self.isolated = Isolated(self)
 
     def close(self) -> None:
         # AdminClient has no close(); dropping the reference ends its threads.
         self.client = None
+        self.isolated.close()
 
     @property
     def timeout(self) -> float:

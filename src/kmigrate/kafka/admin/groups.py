@@ -88,18 +88,16 @@ class Groups:
         return self._offsets_after_describe(group)
 
     def _offsets_after_describe(self, group: str) -> list[CommittedOffset]:
-        # Only call OffsetFetch once the coordinator answered a describe: librdkafka
-        # (2.16) crashes the process when the admin OffsetFetch meets NOT_COORDINATOR
-        # (confluent-kafka-javascript#374, confluent-kafka-python#1982).
-        conn = self._conn
-        request = [ConsumerGroupTopicPartitions(group)]
-        futures = conn.client.list_consumer_group_offsets(request, request_timeout=conn.timeout)
-        result = conn.wait(futures[group], "list group offsets", group=group)
+        # OffsetFetch is asked by the connection's child process (``isolated``):
+        # librdkafka (2.16) crashes the process when the admin OffsetFetch meets
+        # NOT_COORDINATOR (confluent-kafka-javascript#374, confluent-kafka-python#1982).
+        # Asking only once the coordinator answered a describe makes that rare.
+        found = self._conn.isolated.call("group_offsets", "list group offsets", group=group)
         return sorted(
             (
-                CommittedOffset(tp.topic, tp.partition, tp.offset)
-                for tp in result.topic_partitions
-                if tp.error is None and tp.offset >= 0
+                CommittedOffset(topic, partition, offset)
+                for topic, partition, offset, error in found
+                if error is None and offset >= 0
             ),
             key=lambda o: (o.topic, o.partition),
         )

@@ -80,7 +80,7 @@ class Topics:
             if replication_factor is not None
             else self._brokers.default_replication()
         )
-        brokers = len(self._brokers.describe_cluster().brokers)
+        brokers = len(self._brokers.cluster_metadata().cluster.brokers)
         if rf > brokers:
             raise ConflictError(
                 f"replication factor {rf} for topic '{name}' exceeds the {brokers} broker(s) "

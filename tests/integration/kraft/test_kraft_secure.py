@@ -1,0 +1,151 @@
+"""A secure ZooKeeper-mode cluster taken to KRaft by `kmigrate kraft`: one SASL_PLAINTEXT
+listener (SCRAM-SHA-512 for clients and between brokers), Kafka's AclAuthorizer with
+allow.everyone.if.no.acl.found=false and `admin` its only super user (`sandbox up
+--zookeeper ... --secure`).
+
+The plan holds no password and no anonymous super user (controllers and brokers
+authenticate each other as `admin`); SCRAM logins work throughout (the plain user
+`client` writes and its group reads all along, each as its ACLs allow); after finalize
+the user may still write only where an ACL lets it, Kafka's own tool logs in, and every
+acknowledged record was read once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kmigrate.config import ClusterConfig, load_settings
+from kmigrate.errors import AuthorizationError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import produce, read_partition
+from kmigrate.model.cluster import AclEntry
+from kmigrate.model.records import Record
+from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
+from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.process import java_executable
+from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
+from tests.helpers import run_cli, unique
+from tests.integration.traffic import Group, Traffic
+
+CLUSTER = "vaultzk"
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
+    directory = tmp_path_factory.mktemp("kraft-secure")
+    up = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk/kafka",
+                 "--nodes", "1", "--cluster", CLUSTER, "--secure", timeout=600)  # fmt: skip
+    try:
+        assert up.code == 0, up.stderr
+        yield load_state(directory.resolve())
+    finally:
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--grace", "5")
+
+
+def _kraft(state: SandboxState, *args: str) -> tuple[int, str]:
+    done = run_cli("kraft", *args, config=str(state.directory / "clusters.yaml"), timeout=900)
+    return done.code, done.stdout + done.stderr
+
+
+def _grants(admin: ClusterAdmin, topic: str, closed: str, group: str) -> None:
+    user = f"User:{CLIENT_USER}"
+    admin.create_topic(topic, 2)
+    admin.create_topic(closed, 1)
+    admin.create_acls(
+        [AclEntry("TOPIC", topic, "LITERAL", user, "*", op, "ALLOW")
+         for op in ("WRITE", "READ", "DESCRIBE")]
+        + [AclEntry("GROUP", group, "LITERAL", user, "*", "READ", "ALLOW")]
+    )  # fmt: skip
+
+
+def _writes(client: ClusterConfig, topic: str) -> bool:
+    try:
+        produce(client, topic, [Record(None, b"probe", partition=0)])
+        return True
+    except AuthorizationError:
+        return False
+
+
+def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
+    sandbox: SandboxState, tmp_path: Path
+) -> None:
+    settings = load_settings(sandbox.directory / "clusters.yaml")
+    admin_config = settings.cluster(CLUSTER)
+    client = cluster_config(sandbox, sandbox.clusters[CLUSTER], user=CLIENT_USER, timeout_s=10)
+    topic, closed, group = unique("sec"), unique("closed"), unique("g-sec")
+    with ClusterAdmin(admin_config) as admin:
+        _grants(admin, topic, closed, group)
+    plan = tmp_path / "kraft.yaml"
+    code, said = _kraft(sandbox, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan))
+    assert code == 0, said
+    text = plan.read_text()
+    passwords = load_passwords(sandbox.directory, CLUSTER)
+    assert not any(p in text for p in passwords.values()), "a password in the plan"
+    assert "ANONYMOUS" not in text and "super.users: User:admin" in text
+
+    traffic = Traffic(client.as_librdkafka(), topic)
+    reader = Group(client.as_librdkafka(), topic, group)
+    traffic.start()
+    reader.start()
+    try:
+        code, said = _kraft(sandbox, "migrate", str(plan))
+        assert code == 0, said
+        code, said = _kraft(sandbox, "finalize", str(plan), "--yes")
+        assert code == 0, said
+    finally:
+        traffic.done.set()
+        traffic.join(150)
+    assert not traffic.failed, traffic.failed[:3]
+    assert len(traffic.acked) > 100, "the SCRAM user kept writing through the migration"
+    _read_once(admin_config, topic, traffic.acked)
+    reader.wait_read(traffic.acked, timeout=90)
+    reader.done.set()
+    reader.join(30)
+
+    events = json.loads(_kraft(sandbox, "history", "--kafka", CLUSTER, "--json")[1])["events"]
+    assert {e["phase"] for e in events if e["step"] == "authorization unchanged"} >= {
+        "controllers", "roll1", "dual-write", "roll2", "finalize"
+    }  # fmt: skip
+    assert _writes(client, topic) and not _writes(client, closed), "the ACLs decide as before"
+    _tools_log_in(sandbox, passwords[ADMIN_USER], topic, tmp_path)
+    assert _kraft(sandbox, "status", "--kafka", CLUSTER)[0] == 0
+    controller = next(iter((sandbox.directory / CLUSTER).glob("controller-*/server.properties")))
+    assert "ANONYMOUS" not in controller.read_text()
+
+
+def _read_once(config: ClusterConfig, topic: str, acked: set[bytes]) -> None:
+    with ClusterAdmin(config) as admin:
+        marks = admin.watermarks(topic)
+    values = [r.value for w in marks for r in read_partition(config, topic, w.partition, 0, w.high)]
+    assert len(values) == len(set(values)), "a record was written twice"
+    assert set(values) == acked, "an acknowledged record is missing"
+
+
+def _tools_log_in(state: SandboxState, password: str, topic: str, tmp_path: Path) -> None:
+    """Kafka's own TopicCommand logs in with SCRAM on the KRaft cluster; a wrong password
+    is refused."""
+    jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required"
+    bootstrap = state.clusters[CLUSTER].bootstrap_servers
+    for name, secret in (("right", password), ("wrong", "not-the-Password-42")):
+        (tmp_path / f"{name}.properties").write_text(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+            f'sasl.jaas.config={jaas} username="{ADMIN_USER}" password="{secret}";\n'
+        )
+    runs = {name: _topic_command(bootstrap, tmp_path / f"{name}.properties")
+            for name in ("right", "wrong")}  # fmt: skip
+    assert runs["right"].returncode == 0 and topic in runs["right"].stdout.split()
+    assert runs["wrong"].returncode != 0 and "Authentication failed" in runs["wrong"].stderr
+
+
+def _topic_command(bootstrap: str, properties: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [java_executable(), "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*",
+         "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+         "--command-config", str(properties), "--list"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip

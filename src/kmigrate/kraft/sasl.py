@@ -28,6 +28,7 @@ def controller_side(user: str, listener: str, mechanism: str) -> dict[str, str]:
             f'{_PLAIN} required username="{user}" password="{SECRET}" user_{user}="{SECRET}";'
         ),
         "sasl.mechanism.inter.broker.protocol": mechanism,
+        "sasl.enabled.mechanisms": mechanism,  # Kafka requires it of an inter-broker client
         f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config": (
             f'{module} required username="{user}" password="{SECRET}";'
         ),

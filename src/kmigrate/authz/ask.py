@@ -53,11 +53,10 @@ class Probed:
         denied = sum(1 for a in self.answers.values() if a != ALLOWED)
         return f"{len(self.answers)} probe(s), {denied} denied"
 
-    def again(self, cluster: ClusterConfig) -> Probed:
-        """The same probes asked now, through a client of its own (one that knew a
-        broker before its restart may not reach it again for a while)."""
-        with ClusterAdmin(cluster) as admin:
-            return Probed(self.probes, answers([admin], self.probes))
+    def again(self, identities: Sequence[ClusterConfig]) -> Probed:
+        """The same probes asked now as each identity, through clients of their own (one
+        that knew a broker before its restart may not reach it again for a while)."""
+        return Probed(self.probes, _asked(identities, self.probes))
 
     def differences(self, now: Probed) -> list[str]:
         return differences(self.answers, now.answers)
@@ -75,8 +74,17 @@ class Probed:
         return cls(probes, {str(k): str(v) for k, v in raw["answers"].items()})
 
 
-def first_look(cluster: ClusterConfig) -> Probed:
-    """The probes for ``cluster``, and their answers now."""
-    with ClusterAdmin(cluster) as admin:
+def first_look(identities: Sequence[ClusterConfig]) -> Probed:
+    """The probes for the cluster (chosen as the first identity sees it), and their
+    answers now as each identity (client configs reaching the same cluster)."""
+    with ClusterAdmin(identities[0]) as admin:
         probes = tuple(probe_set(admin))
-        return Probed(probes, answers([admin], probes))
+    return Probed(probes, _asked(identities, probes))
+
+
+def _asked(identities: Sequence[ClusterConfig], probes: Sequence[Probe]) -> Answers:
+    found: Answers = {}
+    for identity in identities:
+        with ClusterAdmin(identity) as admin:
+            found |= answers([admin], probes)
+    return found

@@ -92,6 +92,14 @@ def group() -> None:
     f"({', '.join(HIDDEN_SETTINGS)}), as in their server.properties (repeat; read from the "
     "sandbox's files for a sandbox cluster). The controllers get exactly the brokers' values.",
 )
+@click.option(
+    "--probe-as",
+    "probe_as",
+    multiple=True,
+    metavar="CLUSTER",
+    help="Also ask the authorization probes as this clusters.yaml entry: the same cluster "
+    "reached with another principal's credentials (repeat). Default: only as --kafka's.",
+)
 @plan_output_options
 @json_option
 @pass_app
@@ -101,6 +109,7 @@ def plan(
     count: int,
     endpoints: tuple[str, ...],
     authorizer_settings: tuple[str, ...],
+    probe_as: tuple[str, ...],
     output: Path,
     force: bool,
     as_json: bool,
@@ -112,6 +121,8 @@ def plan(
         raise ConflictError(f"{output} exists; pass --force to overwrite it")
     given = _key_values(authorizer_settings)
     cluster = app.settings.cluster(kafka)
+    for name in probe_as:
+        app.settings.cluster(name)  # known before anything is asked
     with ClusterAdmin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
     controllers = _endpoints(endpoints, count, [b.host for b in view.brokers])
@@ -121,7 +132,7 @@ def plan(
         connect,
         given or _from_sandbox(app.settings, view),
         cluster.as_librdkafka().get("sasl.username"),
-    )
+    ).model_copy(update={"probe_as": list(probe_as)})
     output.write_text(planned.to_yaml())
     if as_json:
         render.print_json({"plan": str(output), **planned.model_dump(mode="json")})
@@ -215,7 +226,17 @@ def _run(
     with acting(op, named, settings.cluster(planned.kafka)) as (admin, status):
         operator = _operator(settings, planned, templates)
         steps[command](
-            Run(planned, plan_file.read_text(), op, operator, admin, timeout, status, until)
+            Run(
+                planned,
+                plan_file.read_text(),
+                op,
+                operator,
+                admin,
+                timeout,
+                status,
+                until,
+                tuple(settings.cluster(n) for n in planned.probe_as),
+            )
         )
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft import sasl, snapshot
@@ -63,6 +64,7 @@ class Run(Phased):
     timeout_s: float = 180.0
     status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
     until: str = PHASES[-1]  # migrate: the last phase to run now
+    probe_as: tuple[ClusterConfig, ...] = ()  # more identities the probes ask as (plan.probe_as)
 
     @property
     def cluster(self) -> str:
@@ -70,6 +72,11 @@ class Run(Phased):
 
     def mode(self, broker: int) -> str:
         return broker_mode_direct(self.admin.cluster, self.plan.brokers[broker], broker)
+
+    @property
+    def identities(self) -> list[ClusterConfig]:
+        """Whom the authorization probes ask as: kmigrate's own principal, then the plan's."""
+        return [self.admin.cluster, *self.probe_as]
 
     @property
     def password(self) -> str:
@@ -131,7 +138,7 @@ def _first_look(run: Run) -> None:
     taken = run.patiently(lambda: snapshot.take(run.admin))
     run.op.record("check", "snapshot", "done", taken.to_json())
     run.report(f"metadata read: {taken.summary}")
-    guards.remember_authorization(run, run.admin.cluster)
+    guards.remember_authorization(run, run.identities)
 
 
 def _same_metadata(run: Run, phase: str) -> None:
@@ -149,7 +156,7 @@ def _same_metadata(run: Run, phase: str) -> None:
             f"after {phase} the metadata of '{run.cluster}' does not read as before",
         )
         run.op.done(phase, "metadata unchanged", after.summary)
-    guards.same_authorization(run, run.admin.cluster, phase)
+    guards.same_authorization(run, run.identities, phase)
 
 
 def controllers(run: Run) -> None:

@@ -108,6 +108,7 @@ class KRaftPlan(_Strict):
     finalize: ConfigChange  # every controller: ZooKeeper settings gone
     protocol_map_before: str | None  # the brokers' listener.security.protocol.map
     sasl_user: str | None = None  # nodes authenticate each other as this user (kraft.sasl)
+    probe_as: list[str] = []  # clusters.yaml entries reaching this cluster as other principals
     authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
 

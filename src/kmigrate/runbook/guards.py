@@ -5,7 +5,7 @@ before the first step), and whatever else an operation compares (its metadata)."
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from kmigrate.authz import ask
@@ -24,26 +24,27 @@ def remembered(run: Phased, step: str, phase: str = BASELINE) -> str | None:
     return found[-1].detail if found else None
 
 
-def remember_authorization(run: Phased, cluster: ClusterConfig) -> None:
+def remember_authorization(run: Phased, identities: Sequence[ClusterConfig]) -> None:
     """Ask the cluster's authorizer the probes its ACLs suggest, and journal the answers;
     once per operation (a run killed in its first phase must not take a new baseline
     from a cluster that phase may have changed)."""
     if remembered(run, AUTHORIZATION) is not None:
         return
-    answered = run.patiently(lambda: ask.first_look(cluster))
+    answered = run.patiently(lambda: ask.first_look(identities))
     run.op.record(BASELINE, AUTHORIZATION, "done", answered.to_json())
     run.report(f"authorization probed: {answered.summary}")
 
 
-def same_authorization(run: Phased, cluster: ClusterConfig, phase: str) -> None:
-    """The authorizer answers every remembered probe as it did before the first step."""
+def same_authorization(run: Phased, identities: Sequence[ClusterConfig], phase: str) -> None:
+    """The authorizer answers every remembered probe as it did before the first step,
+    asked as each of ``identities`` (client configs reaching the cluster)."""
     probed = remembered(run, AUTHORIZATION)
     if probed is None:
         return
     then = ask.Probed.from_json(probed)
     now = until_same(
         run,
-        lambda: then.again(cluster),
+        lambda: then.again(identities),
         then.differences,
         f"after {phase} the authorizer of '{run.op.cluster}' decides differently",
     )

@@ -94,13 +94,13 @@ def run_move(move: Move) -> None:
         problem = _healthy(move)
         if problem is not None:
             raise ConflictError(f"not starting the move of '{move.plan.kafka}': {problem}")
-        guards.remember_authorization(move, move.admin.cluster)
+        guards.remember_authorization(move, [move.admin.cluster])
     steps = {"join": join, "check": check, "switch": switch, "split": split}
 
     def guarded(phase: str) -> None:
         steps[phase](move)
         # the brokers' AclAuthorizer reads the ACLs from the ensemble they run on now
-        guards.same_authorization(move, move.admin.cluster, phase)
+        guards.same_authorization(move, [move.admin.cluster], phase)
 
     move.op.run_phases(PHASES, guarded, reached=state.phase)
     move.op.set_phase("done")

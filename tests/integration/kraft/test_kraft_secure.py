@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import AuthorizationError
@@ -25,7 +26,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
-from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
+from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, password_variable
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
@@ -33,6 +34,7 @@ from tests.helpers import run_cli, unique
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"
+AS_CLIENT = "vaultzk-as-client"
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +50,21 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
 
 
 def _kraft(state: SandboxState, *args: str) -> tuple[int, str]:
-    done = run_cli("kraft", *args, config=str(state.directory / "clusters.yaml"), timeout=900)
+    done = run_cli("kraft", *args, config=str(_with_client(state)), timeout=900)
     return done.code, done.stdout + done.stderr
+
+
+def _with_client(state: SandboxState) -> Path:
+    """The sandbox's clusters.yaml plus an entry reaching the cluster as `client` (the
+    probes ask as it too: `kraft plan --probe-as`)."""
+    path = state.directory / "with-client.yaml"
+    document = yaml.safe_load((state.directory / "clusters.yaml").read_text())
+    entry = json.loads(json.dumps(document["clusters"][CLUSTER]))
+    entry["properties"]["sasl.username"] = CLIENT_USER
+    entry["properties"]["sasl.password"] = "${" + password_variable(CLUSTER, CLIENT_USER) + "}"
+    document["clusters"][AS_CLIENT] = entry
+    path.write_text(yaml.safe_dump(document))
+    return path
 
 
 def _grants(admin: ClusterAdmin, topic: str, closed: str, group: str) -> None:
@@ -81,7 +96,8 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     with ClusterAdmin(admin_config) as admin:
         _grants(admin, topic, closed, group)
     plan = tmp_path / "kraft.yaml"
-    code, said = _kraft(sandbox, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan))
+    code, said = _kraft(sandbox, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan),
+                        "--probe-as", AS_CLIENT)  # fmt: skip
     assert code == 0, said
     text = plan.read_text()
     passwords = load_passwords(sandbox.directory, CLUSTER)
@@ -108,6 +124,10 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     reader.join(30)
 
     events = json.loads(_kraft(sandbox, "history", "--kafka", CLUSTER, "--json")[1])["events"]
+    (baseline,) = [e["detail"] for e in events if e["step"] == "authorization"]
+    asked = json.loads(baseline)["answers"]
+    assert asked[f"User:{CLIENT_USER}: alter-config {topic}"].startswith("denied"), asked
+    assert asked[f"User:{ADMIN_USER}: alter-config {topic}"] == "allowed", asked
     assert {e["phase"] for e in events if e["step"] == "authorization unchanged"} >= {
         "controllers", "roll1", "dual-write", "roll2", "finalize"
     }  # fmt: skip
@@ -139,7 +159,8 @@ def _tools_log_in(state: SandboxState, password: str, topic: str, tmp_path: Path
     runs = {name: _topic_command(bootstrap, tmp_path / f"{name}.properties")
             for name in ("right", "wrong")}  # fmt: skip
     assert runs["right"].returncode == 0 and topic in runs["right"].stdout.split()
-    assert runs["wrong"].returncode != 0 and "Authentication failed" in runs["wrong"].stderr
+    wrong = runs["wrong"].stdout + runs["wrong"].stderr
+    assert runs["wrong"].returncode != 0 and "Authentication failed" in wrong, wrong[-2000:]
 
 
 def _topic_command(bootstrap: str, properties: Path) -> subprocess.CompletedProcess[str]:

@@ -28,6 +28,7 @@ from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, password_variable
 from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.manager import controller_properties
 from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from tests.helpers import run_cli, unique
@@ -134,8 +135,10 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     assert _writes(client, topic) and not _writes(client, closed), "the ACLs decide as before"
     _tools_log_in(sandbox, passwords[ADMIN_USER], topic, tmp_path)
     assert _kraft(sandbox, "status", "--kafka", CLUSTER)[0] == 0
-    controller = next(iter((sandbox.directory / CLUSTER).glob("controller-*/server.properties")))
-    assert "ANONYMOUS" not in controller.read_text()
+    cluster = load_state(sandbox.directory).clusters[CLUSTER]
+    (node,) = cluster.controllers
+    controller = controller_properties(sandbox.directory, cluster, node).read_text()
+    assert "ANONYMOUS" not in controller and "super.users=User:admin\n" in controller
 
 
 def _read_once(config: ClusterConfig, topic: str, acked: set[bytes]) -> None:

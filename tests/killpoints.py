@@ -1,0 +1,136 @@
+"""Where to kill a phased operation (pure: no processes, no clock): the step boundaries its
+progress lines mark, the seeded choice of one kill point for a test, and the chain of
+kills the kill-point sweep (bench/killpoints.py) runs through one operation.
+
+A boundary is a progress line a kmigrate command prints between steps ("> roll1: broker
+2 (migration mode)", "> phase check", "> moving 2 partition(s): ..."), reduced to a key
+that reads the same on every run: its detail in parentheses, pids and durations dropped.
+Status lines (what a wait waits for, a reassignment's copy progress) are not boundaries.
+
+A chain kills one operation again and again until it finishes: each run is killed at the
+first boundary no earlier run was killed at, or, for the inside kills a seed asks for, a
+seeded delay after the run began (a boundary not visited yet that comes first is killed
+at instead, so every boundary printed is killed at exactly once).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+_STATUS = (
+    re.compile(r"^waiting\b"),
+    re.compile(r"^reading the metadata again"),
+    re.compile(r"^\d+/\d+ partitions moved"),
+    re.compile(r"^checking that no producer writes"),
+)
+_PID = re.compile(r"\bpid \d+")
+_DURATION = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")
+_MOVING = re.compile(r"^(moving \d+ partition\(s\)): .*")
+
+
+def boundary(line: str) -> str | None:
+    """The boundary a line of a command's output marks, or None (not a progress line, or
+    a status line). Progress lines start with "> " (kmigrate's render.progress)."""
+    text = line.strip()
+    if not text.startswith("> "):
+        return None
+    text = text[2:].strip()
+    if any(p.search(text) for p in _STATUS):
+        return None
+    text = text.split(" (", maxsplit=1)[0]
+    text = _MOVING.sub(r"\1", text)
+    text = _DURATION.sub("N s", _PID.sub("pid N", text))
+    return text.rstrip(" .;:") or None
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    """Where one run is killed: ``delay_s`` after the first line whose boundary starts
+    with ``after`` (at the boundary when 0); ``after`` None: after the run began, or at the
+    first boundary a chain has not killed at yet (``delay_s`` 0)."""
+
+    after: str | None
+    delay_s: float = 0.0
+
+    def describe(self) -> str:
+        if self.delay_s == 0:
+            return f"at '{self.after}'" if self.after else "at the next boundary not killed at"
+        where = f"'{self.after}'" if self.after else "the run began"
+        return f"{self.delay_s:.1f} s after {where}"
+
+
+def choose(rng: random.Random, boundaries: list[str], span_s: float) -> KillPoint:
+    """One kill point for a test's run: one of ``boundaries`` or, as often, a random moment
+    of up to ``span_s`` after one of them (inside the step that follows it)."""
+    after = rng.choice(boundaries)
+    if rng.random() < 0.5:
+        return KillPoint(after)
+    return KillPoint(after, round(rng.uniform(0.1, span_s), 1))
+
+
+@dataclass(frozen=True)
+class Kill:
+    """One run of a chain and how it ended: killed (at a boundary, or inside the step
+    after ``last`` ``elapsed_s`` after that line), or finished with ``exit_code``."""
+
+    point: KillPoint
+    at: str | None  # the boundary killed at exactly
+    last: str | None  # the last boundary the run printed before it was killed or ended
+    elapsed_s: float  # since ``last`` (or the run's start) when it was killed
+    exit_code: int | None = None  # the run finished by itself
+
+    @property
+    def where(self) -> str:
+        if self.exit_code is not None:
+            return f"finished (exit {self.exit_code}) before the kill"
+        if self.at is not None:
+            return f"at '{self.at}'"
+        return f"inside the step after '{self.last or 'the start'}', {self.elapsed_s:.1f} s in"
+
+
+@dataclass
+class Chain:
+    """The kills of one operation, seeded: ``inside`` of them a random delay of up to
+    ``span_s`` into a run, alternating with kills at boundaries; the rest at boundaries."""
+
+    seed: int
+    inside: int = 0
+    span_s: float = 10.0
+    visited: list[str] = field(default_factory=list)
+    kills: list[Kill] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        rng = random.Random(self.seed)
+        self._delays = [round(rng.uniform(0.2, self.span_s), 1) for _ in range(self.inside)]
+
+    def next_point(self) -> KillPoint:
+        """Where to kill the next run: inside a step every other run while the seed's
+        delays last, else at the next boundary not killed at yet."""
+        used = sum(1 for k in self.kills if k.point.delay_s > 0)
+        if used < len(self._delays) and len(self.kills) % 2 == 1:
+            return KillPoint(None, self._delays[used])
+        return KillPoint(None)
+
+    def kill_here(self, line: str) -> str | None:
+        """The boundary to kill at if ``line`` marks one not killed at yet (it is then
+        counted as visited), else None."""
+        key = boundary(line)
+        if key is None or key in self.visited:
+            return None
+        self.visited.append(key)
+        return key
+
+    def record(self, kill: Kill) -> None:
+        self.kills.append(kill)
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.kills) and self.kills[-1].exit_code is not None
+
+
+def matches(point: KillPoint, line: str) -> bool:
+    """Whether ``line`` is the boundary a test's ``point`` waits for."""
+    key = boundary(line)
+    return key is not None and point.after is not None and key.startswith(point.after)

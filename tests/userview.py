@@ -1,0 +1,183 @@
+"""Everything a user relies on, read before and after an operation and compared: the
+metadata (kmigrate.kraft.snapshot: topics, replicas, topic and dynamic broker configs,
+ACLs, group offsets, SCRAM credentials; plus client quotas, read here with Kafka's own
+ConfigCommand since confluent-kafka cannot), the authorization probes' answers, and every
+acknowledged record once and in order in its partition.
+
+``furnish`` gives a cluster what a production cluster holds (SCRAM users, quotas of every
+entity kind, dynamic broker configs, topic configs, ACLs, idle groups with offsets).
+Shared by the kill tests and bench/killpoints.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import secrets
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import TopicNotFoundError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.records import read_partition
+from kmigrate.kraft import snapshot
+from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
+from tests.helpers import wait_for
+
+# ConfigCommand's entity kinds, alone and combined (user and client-id together)
+QUOTA_ENTITIES = (("users",), ("clients",), ("ips",), ("users", "clients"))
+_QUOTA_LINE = re.compile(r"^Quota configs for (.+) are (.*)$")
+
+
+@dataclass(frozen=True)
+class Picture:
+    """What users see of one cluster at one moment."""
+
+    metadata: snapshot.Snapshot
+    probes: dict[str, str] | None  # probe -> "allowed"/"denied"; None: no probe set yet
+
+
+def config_command(jars: Path, bootstrap: str, *args: str) -> str:
+    """Kafka's ConfigCommand (from the 3.9 jars, which still have it) against ``bootstrap``."""
+    done = subprocess.run(
+        ["java", "-Xmx256m", "-cp", f"{jars}/*", "kafka.admin.ConfigCommand",
+         "--bootstrap-server", bootstrap, *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise AssertionError(f"ConfigCommand {' '.join(args)}: {done.stderr[-800:]}")
+    return done.stdout
+
+
+def quotas(jars: Path, bootstrap: str) -> dict[str, dict[str, str]]:
+    """Every client quota: entity ("user-principal 'alice', client-id 'app'") -> quota ->
+    value, for users, client ids, IPs and user/client-id pairs."""
+    found: dict[str, dict[str, str]] = {}
+    for kinds in QUOTA_ENTITIES:
+        args = [a for kind in kinds for a in ("--entity-type", kind)]
+        for line in config_command(jars, bootstrap, "--describe", *args).splitlines():
+            matched = _QUOTA_LINE.match(line.strip())
+            if matched:
+                pairs = (p.split("=", 1) for p in matched.group(2).split(", ") if "=" in p)
+                found[matched.group(1)] = {k: v for k, v in pairs}
+    return found
+
+
+def probe_answers(cluster: ClusterConfig) -> dict[str, str] | None:
+    """The authorization probes' answers (kmigrate.authz), or None while kmigrate has no
+    probe set: the hook the sweep compares once it lands."""
+    try:
+        authz: Any = importlib.import_module("kmigrate.authz")
+    except ImportError:
+        return None
+    answers = authz.answers(cluster)  # the contract expected of kmigrate.authz
+    return {str(k): str(v) for k, v in dict(answers).items()}
+
+
+def picture(cluster: ClusterConfig, jars: Path | None = None, ignore: tuple[str, ...] = ()) -> Picture:
+    """The cluster as users see it (quotas only when Kafka's ``jars`` are given); the
+    topics and groups named in ``ignore`` (the workload's own) left out."""
+    with ClusterAdmin(cluster) as admin:
+        taken = snapshot.take(admin)
+    for name in ignore:
+        taken.topics.pop(name, None)
+        taken.configs.pop(name, None)
+        taken.groups.pop(name, None)
+    if jars is not None:
+        taken = replace(taken, quotas=quotas(jars, cluster.bootstrap_servers))
+    return Picture(taken, probe_answers(cluster))
+
+
+def differences(before: Picture, after: Picture) -> list[str]:
+    """What changed that must not; empty when users see the same cluster."""
+    found = snapshot.differences(before.metadata, after.metadata)
+    if before.probes is not None or after.probes is not None:
+        for probe in sorted(set(before.probes or {}) | set(after.probes or {})):
+            was, now = (before.probes or {}).get(probe), (after.probes or {}).get(probe)
+            if was != now:
+                found.append(f"authorization probe {probe}: {was}, now {now}")
+    return found
+
+
+def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int) -> None:
+    """What a production cluster holds: ``topics`` topics with configs and an idle group
+    each, ACLs, SCRAM users of both mechanisms, dynamic broker configs (each broker's and
+    the default) and, with Kafka's ``jars``, quotas of every entity kind."""
+    with ClusterAdmin(cluster) as admin:
+        for i in range(topics):
+            admin.create_topic(f"kept-{i:02}", 3, replication_factor=brokers,
+                               configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
+        for i in range(topics):
+            offsets = [TopicPartitionOffset(f"kept-{i:02}", p, i) for p in range(3)]
+            wait_for(lambda o=offsets, g=f"idle-{i:02}": _committed(admin, g, o), timeout=60,
+                     message="the coordinator knowing the new topic")  # fmt: skip
+        admin.create_acls(
+            [AclEntry("TOPIC", f"kept-{i:02}", "LITERAL", f"User:app-{i}", "*", "READ", "ALLOW")
+             for i in range(topics)]
+            + [AclEntry("GROUP", "team-", "PREFIXED", "User:app-0", "*", "READ", "ALLOW"),
+               AclEntry("TOPIC", "kept-00", "LITERAL", "User:mallory", "*", "WRITE", "DENY"),
+               # PLAINTEXT: kmigrate and this harness read as User:ANONYMOUS, which an
+               # ACL on a topic would otherwise hide the topic from
+               AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW")]
+        )  # fmt: skip
+        for user, mechanism, iterations in (("app-0", "SCRAM-SHA-256", 8192),
+                                            ("app-0", "SCRAM-SHA-512", 4096),
+                                            ("app-1", "SCRAM-SHA-512", 10000)):  # fmt: skip
+            admin.upsert_scram_credential(user, mechanism, iterations, secrets.token_hex(12))
+        for broker in range(1, brokers + 1):
+            admin.set_configs("broker", str(broker), {"log.cleaner.backoff.ms": str(15_000 + broker)})
+    if jars is not None:  # librdkafka cannot name the cluster-wide default broker
+        config_command(jars, cluster.bootstrap_servers, "--alter", "--entity-type", "brokers",
+                       "--entity-default", "--add-config", "max.connections.per.ip=10000")  # fmt: skip
+        _quotas(jars, cluster.bootstrap_servers)
+
+
+def _committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffset]) -> bool:
+    try:
+        admin.alter_group_offsets(group, offsets)
+        return True
+    except TopicNotFoundError:
+        return False
+
+
+def _quotas(jars: Path, bootstrap: str) -> None:
+    for entity, configs in (
+        (("--entity-type", "users", "--entity-name", "app-0"), "producer_byte_rate=1048576,consumer_byte_rate=2097152"),
+        (("--entity-type", "users", "--entity-default"), "request_percentage=200"),
+        (("--entity-type", "clients", "--entity-name", "reporting"), "consumer_byte_rate=524288"),
+        (("--entity-type", "users", "--entity-name", "app-1", "--entity-type", "clients",
+          "--entity-name", "loader"), "producer_byte_rate=4194304"),
+        (("--entity-type", "ips", "--entity-name", "127.0.0.2"), "connection_creation_rate=50"),
+    ):  # fmt: skip
+        config_command(jars, bootstrap, "--alter", "--add-config", configs, *entity)
+
+
+def record_problems(cluster: ClusterConfig, topic: str, acked: set[bytes]) -> list[str]:
+    """Every acknowledged record ("r<n>") in the log once, and in each partition in the
+    order it was sent; what is wrong otherwise (empty when nothing is)."""
+    with ClusterAdmin(cluster) as admin:
+        marks = admin.watermarks(topic)
+    values: list[bytes] = []
+    problems: list[str] = []
+    for w in marks:
+        numbers = []
+        for record in read_partition(cluster, topic, w.partition, 0, w.high):
+            values.append(record.value or b"")
+            numbers.append(int((record.value or b"r-1")[1:]))
+        backwards = [b for a, b in zip(numbers, numbers[1:], strict=False) if b <= a]
+        if backwards:
+            problems.append(f"partition {w.partition}: r{backwards[0]} written out of order")
+    counts: dict[bytes, int] = defaultdict(int)
+    for value in values:
+        counts[value] += 1
+    repeated = sorted(v for v, n in counts.items() if n > 1)
+    lost = sorted(acked - set(counts))
+    if repeated:
+        problems.append(f"{len(repeated)} record(s) written twice, e.g. {repeated[0]!r}")
+    if lost:
+        problems.append(f"{len(lost)} acknowledged record(s) lost, e.g. {lost[0]!r}")
+    return problems

@@ -8,9 +8,10 @@ that reads the same on every run: its detail in parentheses, pids and durations 
 Status lines (what a wait waits for, a reassignment's copy progress) are not boundaries.
 
 A chain kills one operation again and again until it finishes: each run is killed at the
-first boundary no earlier run was killed at, or, for the inside kills a seed asks for, a
-seeded delay after the run began (a boundary not visited yet that comes first is killed
-at instead, so every boundary printed is killed at exactly once).
+first boundary no earlier run was killed at, or, for the inside kills a seed asks for (on
+a run after one killed at a boundary), a seeded delay after the run began; a boundary not
+killed at yet that comes first is killed at instead, so every boundary printed is killed
+at exactly once and an inside kill lands in a step longer than its delay.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ _STATUS = (
     re.compile(r"^waiting\b"),
     re.compile(r"^reading the metadata again"),
     re.compile(r"^\d+/\d+ partitions moved"),
-    re.compile(r"^checking that no producer writes"),
 )
 _PID = re.compile(r"\bpid \d+")
 _DURATION = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")
@@ -61,11 +61,12 @@ class KillPoint:
         return f"{self.delay_s:.1f} s after {where}"
 
 
-def choose(rng: random.Random, boundaries: list[str], span_s: float) -> KillPoint:
+def choose(rng: random.Random, boundaries: list[str | None], span_s: float) -> KillPoint:
     """One kill point for a test's run: one of ``boundaries`` or, as often, a random moment
-    of up to ``span_s`` after one of them (inside the step that follows it)."""
+    of up to ``span_s`` after one of them (inside the step that follows it); None among
+    them stands for the run's start (a kill there is always a random moment after it)."""
     after = rng.choice(boundaries)
-    if rng.random() < 0.5:
+    if after is not None and rng.random() < 0.5:
         return KillPoint(after)
     return KillPoint(after, round(rng.uniform(0.1, span_s), 1))
 
@@ -106,11 +107,13 @@ class Chain:
         self._delays = [round(rng.uniform(0.2, self.span_s), 1) for _ in range(self.inside)]
 
     def next_point(self) -> KillPoint:
-        """Where to kill the next run: inside a step every other run while the seed's
-        delays last, else at the next boundary not killed at yet."""
-        used = sum(1 for k in self.kills if k.point.delay_s > 0)
-        if used < len(self._delays) and len(self.kills) % 2 == 1:
-            return KillPoint(None, self._delays[used])
+        """Where to kill the next run: after a run killed at a boundary, while the seed's
+        delays last, inside a step (a boundary not killed at yet that comes first is
+        killed at instead, and the same delay tried on the next run); else at the next
+        boundary not killed at yet."""
+        inside = [k for k in self.kills if k.at is None and k.exit_code is None]
+        if self.kills and len(inside) < len(self._delays) and self.kills[-1].at is not None:
+            return KillPoint(None, self._delays[len(inside)])
         return KillPoint(None)
 
     def kill_here(self, line: str) -> str | None:

@@ -12,6 +12,7 @@ Shared by the kill tests and bench/killpoints.py.
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import secrets
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import TopicNotFoundError
+from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
@@ -78,7 +79,9 @@ def probe_answers(cluster: ClusterConfig) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in dict(answers).items()}
 
 
-def picture(cluster: ClusterConfig, jars: Path | None = None, ignore: tuple[str, ...] = ()) -> Picture:
+def picture(
+    cluster: ClusterConfig, jars: Path | None = None, ignore: tuple[str, ...] = ()
+) -> Picture:
     """The cluster as users see it (quotas only when Kafka's ``jars`` are given); the
     topics and groups named in ``ignore`` (the workload's own) left out."""
     with ClusterAdmin(cluster) as admin:
@@ -129,10 +132,13 @@ def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int
                                             ("app-1", "SCRAM-SHA-512", 10000)):  # fmt: skip
             admin.upsert_scram_credential(user, mechanism, iterations, secrets.token_hex(12))
         for broker in range(1, brokers + 1):
-            admin.set_configs("broker", str(broker), {"log.cleaner.backoff.ms": str(15_000 + broker)})
+            admin.set_configs(
+                "broker", str(broker), {"log.cleaner.backoff.ms": str(15_000 + broker)}
+            )
     if jars is not None:  # librdkafka cannot name the cluster-wide default broker
-        config_command(jars, cluster.bootstrap_servers, "--alter", "--entity-type", "brokers",
-                       "--entity-default", "--add-config", "max.connections.per.ip=10000")  # fmt: skip
+        config_command(jars, cluster.bootstrap_servers, "--alter", "--entity-type",
+                       "brokers", "--entity-default", "--add-config",
+                       "max.connections.per.ip=10000")  # fmt: skip
         _quotas(jars, cluster.bootstrap_servers)
 
 
@@ -140,13 +146,14 @@ def _committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffs
     try:
         admin.alter_group_offsets(group, offsets)
         return True
-    except TopicNotFoundError:
-        return False
+    except (TopicNotFoundError, ClusterUnavailableError, ClusterUnreachableError):
+        return False  # the coordinator not knowing the topic yet, or still loading
 
 
 def _quotas(jars: Path, bootstrap: str) -> None:
     for entity, configs in (
-        (("--entity-type", "users", "--entity-name", "app-0"), "producer_byte_rate=1048576,consumer_byte_rate=2097152"),
+        (("--entity-type", "users", "--entity-name", "app-0"),
+         "producer_byte_rate=1048576,consumer_byte_rate=2097152"),
         (("--entity-type", "users", "--entity-default"), "request_percentage=200"),
         (("--entity-type", "clients", "--entity-name", "reporting"), "consumer_byte_rate=524288"),
         (("--entity-type", "users", "--entity-name", "app-1", "--entity-type", "clients",
@@ -168,7 +175,7 @@ def record_problems(cluster: ClusterConfig, topic: str, acked: set[bytes]) -> li
         for record in read_partition(cluster, topic, w.partition, 0, w.high):
             values.append(record.value or b"")
             numbers.append(int((record.value or b"r-1")[1:]))
-        backwards = [b for a, b in zip(numbers, numbers[1:], strict=False) if b <= a]
+        backwards = [b for a, b in itertools.pairwise(numbers) if b <= a]
         if backwards:
             problems.append(f"partition {w.partition}: r{backwards[0]} written out of order")
     counts: dict[bytes, int] = defaultdict(int)

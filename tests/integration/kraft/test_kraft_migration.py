@@ -8,14 +8,19 @@ controller), with an acks=all producer and a consumer group running throughout:
   /migration), its metadata as before;
 * a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
   brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
-  partitions, configs, ACLs and idle group offsets read as before; revert refused.
+  partitions, configs, ACLs, idle group offsets, SCRAM credentials and dynamic broker
+  configs read as before; revert refused.
+
+Each kill is at a step boundary of its roll or a random moment after one, drawn by the
+kill-point sweep's seeded chooser (tests/killpoints.py; the seed is printed, replay with
+KMIGRATE_TEST_SEED); bench/killpoints.py kills at every boundary.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
+import random
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,12 +40,16 @@ from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
-from tests.helpers import unique, wait_for
+from tests.helpers import seeded, unique
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
+from tests.killpoints import choose
+from tests.killrun import kill_at_point, kmigrate
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
+# each roll's step boundaries (progress lines) a kill is drawn from
+ROLL = ["phase {r}", "{r}: restarting broker 1", "{r}: broker 1", "{r}: restarting broker 2"]
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +81,8 @@ def _metadata(config: ClusterConfig) -> None:
             AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
         ])  # fmt: skip
         admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
+        admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
+        admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
 
 
 def _kraft(
@@ -83,22 +94,11 @@ def _kraft(
     )  # fmt: skip
 
 
-def _killed_at(config: Path, log: Path, marker: str, *args: str) -> None:
-    """`kraft migrate ...` SIGKILLed once it printed ``marker``."""
-    seen = log.read_text().count(marker) if log.exists() else 0
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    wait_for(
-        lambda: proc.poll() is not None or log.read_text().count(marker) > seen,
-        timeout=240,
-        message=f"kraft {args[0]} reaching '{marker}'",
-    )
-    assert proc.poll() is None, f"it ended before '{marker}': {log.read_text()[-2000:]}"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(30)
+def _killed_in(config: Path, log: Path, roll: str, rng: random.Random, *args: str) -> None:
+    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` or a random
+    moment after one, as the seeded chooser draws it."""
+    point = choose(rng, [b.format(r=roll) for b in ROLL], span_s=6.0)
+    kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
 
 
 def _plan(config: Path, folder: Path) -> Path:
@@ -180,10 +180,11 @@ def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
     kafka = load_settings(config).cluster(CLUSTER)
     plan = _plan(config, tmp_path)
     log = tmp_path / "kraft.log"
+    rng = seeded()
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
     with _traffic(kafka) as (topic, traffic, group):
-        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
+        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
         resumed = _kraft(config, "migrate", str(plan), "--until", "dual-write")
         assert resumed.returncode == 0, resumed.stderr
         found = Znodes.read(load_plan(plan).zookeeper_connect)
@@ -214,9 +215,12 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
     assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 3
+    assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
+    assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
+    rng = seeded()
     with _traffic(kafka) as (topic, traffic, group):
-        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
-        _killed_at(config, log, "roll2: restarting broker 2", "migrate", str(plan))
+        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
+        _killed_in(config, log, "roll2", rng, "migrate", str(plan))
         done = _kraft(config, "migrate", str(plan))
         assert done.returncode == 0, done.stderr
         refused = _kraft(config, "finalize", str(plan), input_text="n\n")

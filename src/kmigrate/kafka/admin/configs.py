@@ -64,18 +64,18 @@ class Configs:
     def broker_configs(self, node_ids: list[int]) -> dict[str, dict[str, str]]:
         """The dynamic configs set per broker (keyed by its id) and for every broker
         (keyed "default", as the brokers report them); none set: not listed."""
-        resources = [ConfigResource(ResourceType.BROKER, str(n)) for n in node_ids]
-        if not resources:
-            return {}
-        futures = self._conn.client.describe_configs(resources, request_timeout=self._conn.timeout)
         found: dict[str, dict[str, str]] = {"default": {}}
-        for resource, future in futures.items():
-            entries = self._conn.wait(future, "describe broker configs")
+        for node_id in node_ids:  # one BROKER resource per request (librdkafka)
+            resource = ConfigResource(ResourceType.BROKER, str(node_id))
+            futures = self._conn.client.describe_configs(
+                [resource], request_timeout=self._conn.timeout
+            )
+            (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
             for name, e in entries.items():
                 source = _source_value(e.source)
                 if e.value is None or source not in (_DYNAMIC_BROKER, _DYNAMIC_DEFAULT):
                     continue
-                key = resource.name if source == _DYNAMIC_BROKER else "default"
+                key = str(node_id) if source == _DYNAMIC_BROKER else "default"
                 found.setdefault(key, {})[name] = e.value
         return {key: configs for key, configs in sorted(found.items()) if configs}
 

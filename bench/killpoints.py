@@ -1,0 +1,274 @@
+"""The kill-point sweep: every phased operation SIGKILLed at each of its step boundaries
+and at seeded random moments inside its steps, run again until it finishes, and then
+everything a user relies on compared with before.
+
+    .venv/bin/python bench/killpoints.py [--operation kraft|zk|reassign|migrate|all]
+        [--seed N] [--random K] [--rate 500]
+
+For each operation, on a sandbox of its own in bench/.work/killpoints/<operation>, with an
+idempotent acks=all producer writing ``--rate`` numbered records/s and a consumer group
+committing after every poll throughout:
+
+- kraft: a 3-broker ZooKeeper-mode Kafka 3.9.1 cluster to KRaft (`kraft migrate`, then
+  `kraft finalize --yes`, each swept);
+- zk: the same cluster's ZooKeeper ensemble moved to a new one (`zk migrate`);
+- reassign: replication factor 2 -> 3 of the loaded topic and a heavy one (`reassign apply
+  --max-moves 2 --wait`, rerun with `--resume`), then a throttled move cancelled (`reassign
+  cancel`);
+- migrate: a guided migration between two KRaft clusters (`migrate start`, `consumers`,
+  `promote`; see bench/killpoints_migrate.py).
+
+Each command is a chain (tests/killpoints.py): run 1 is killed at its first progress line,
+each rerun at the first boundary not killed at yet, ``--random`` reruns instead a seeded
+0.2-10 s after they began (a boundary not killed at yet that comes first is killed at),
+until a run finishes. The seed is printed; the same ``--seed`` draws the same delays.
+
+Compared afterwards (tests/userview.py): every acknowledged record once and in order in
+its partition, the group read all of them; topics, partitions and replicas (as the
+operation should leave them), topic configs, dynamic broker configs, ACLs, idle groups'
+offsets, SCRAM credentials, client quotas of every entity kind, and the authorization
+probes once kmigrate has them. Results: bench/results/killpoints-<date>.json, one entry per
+kill (operation, command, where, seed) with its operation's outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.append(str(HERE.parent))  # the harness pieces shared with the kill tests
+
+from clients import Group, Load  # noqa: E402
+from harness import WORK, results_header, write_results  # noqa: E402
+from tests import userview  # noqa: E402
+from tests.killpoints import Chain  # noqa: E402
+from tests.killrun import chain_run, kmigrate  # noqa: E402
+
+from kmigrate.config import ClusterConfig, load_settings  # noqa: E402
+from kmigrate.kafka.admin import ClusterAdmin  # noqa: E402
+from kmigrate.sandbox import manager  # noqa: E402
+from kmigrate.sandbox.jars import ensure_jars  # noqa: E402
+
+TOPIC, GROUP = "sweep-load", "sweep-group"
+OPERATIONS = ("kraft", "zk", "reassign", "migrate")
+
+
+@dataclass
+class Command:
+    """One swept command: how it starts, how a user resumes it after a kill (None:
+    nothing left to resume), and how long an inside kill may wait."""
+
+    argv: list[str]
+    rerun: Callable[[], list[str] | None]
+    span_s: float = 10.0
+    before: Callable[[], None] = lambda: None  # what runs first, not killed
+
+
+@dataclass
+class Setup:
+    """An operation ready to sweep on a running sandbox."""
+
+    directory: Path
+    cluster: ClusterConfig
+    commands: list[Command]
+    expect: Callable[[userview.Picture], userview.Picture] = lambda p: p
+    normalize: Callable[[userview.Picture], userview.Picture] = lambda p: p
+    ignore: tuple[str, ...] = (TOPIC, GROUP)
+    stop_load_before: int | None = None  # the command the producer stops before
+    checks: Callable[[], list[str]] = lambda: []  # what else must hold after
+    notes: dict = field(default_factory=dict)
+
+
+def jars() -> Path:
+    return ensure_jars("3.9.1")  # ConfigCommand: quotas and the default broker configs
+
+
+def _again(argv: list[str]) -> Callable[[], list[str]]:
+    return lambda: argv
+
+
+def kraft_setup(directory: Path) -> Setup:
+    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3,
+                                            zookeeper="zk/kafka", nodes=1))  # fmt: skip
+    config = directory / "clusters.yaml"
+    cluster = load_settings(config).cluster("legacy")
+    userview.furnish(cluster, jars(), topics=6, brokers=3)
+    _load_topic(cluster, 3)
+    plan = directory / "kraft.yaml"
+    _ok(kmigrate(config, "kraft", "plan", "--kafka", "legacy", "--controllers", "1",
+                 "-o", str(plan)))  # fmt: skip
+    migrate = kmigrate(config, "kraft", "migrate", str(plan))
+    finalize = kmigrate(config, "kraft", "finalize", str(plan), "--yes")
+    return Setup(directory, cluster, [Command(migrate, _again(migrate), 20.0),
+                                      Command(finalize, _again(finalize), 15.0)])  # fmt: skip
+
+
+def zk_setup(directory: Path) -> Setup:
+    manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
+    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3, zookeeper="old/kafka"))
+    config = directory / "clusters.yaml"
+    cluster = load_settings(config).cluster("legacy")
+    userview.furnish(cluster, jars(), topics=6, brokers=3)
+    _load_topic(cluster, 3)
+    plan = directory / "move.yaml"
+    _ok(kmigrate(config, "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new",
+                 "-o", str(plan)))  # fmt: skip
+    move = kmigrate(config, "zk", "migrate", str(plan))
+    return Setup(directory, cluster, [Command(move, _again(move), 15.0)])
+
+
+def _load_topic(cluster: ClusterConfig, replicas: int) -> None:
+    with ClusterAdmin(cluster) as admin:
+        admin.create_topic(TOPIC, 6, replication_factor=replicas,
+                           configs={"min.insync.replicas": str(replicas - 1)})  # fmt: skip
+
+
+def _ok(argv: list[str]) -> str:
+    import subprocess
+
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[4:])} failed: {done.stderr[-1500:]}")
+    return done.stdout
+
+
+def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
+    """Chain every command of the operation under load; compare after."""
+    cluster = setup.cluster
+    load = Load(cluster.as_librdkafka(), rate, TOPIC)
+    group = Group(cluster.as_librdkafka(), TOPIC, GROUP)
+    load.start()
+    group.start()
+    time.sleep(3)  # steady production first
+    before = setup.normalize(userview.picture(cluster, jars(), setup.ignore))
+    print(f"{name}: before: {before.metadata.summary}; probes: {before.probes}")
+    log = setup.directory / "commands.log"
+    kills: list[dict] = []
+    failed: str | None = None
+    for index, command in enumerate(setup.commands):
+        if index == setup.stop_load_before:
+            load.done.set()
+            load.join(300)
+        command.before()
+        failed = _chain(name, command, Chain(seed + index, inside, command.span_s), log, kills)
+        if failed:
+            break
+    time.sleep(3)
+    load.done.set()
+    load.join(300)
+    deadline = time.monotonic() + 180
+    while not set(group.seen) >= set(load.acked) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    group.done.set()
+    group.join(30)
+    after = setup.normalize(userview.picture(cluster, jars(), setup.ignore))
+    problems = userview.record_problems(cluster, TOPIC, set(load.acked))
+    changed = userview.differences(setup.expect(before), after) + setup.checks()
+    missed = len(set(load.acked) - set(group.seen))
+    outcome = {
+        "finished": failed is None,
+        "resume_failure": failed,
+        "records": problems or "every acknowledged record once, in order",
+        "acknowledged": len(load.acked),
+        "produce_failed": len(load.failed),
+        "group_missed": missed,
+        "group_redelivered": len(group.seen) - len(set(group.seen)),
+        "metadata": changed or "identical",
+        "metadata_read": before.metadata.summary,
+        "probes": "compared" if before.probes is not None else "no probe set in kmigrate yet",
+        **setup.notes,
+    }
+    ok = failed is None and not problems and not changed and not missed and not load.failed
+    outcome["ok"] = ok
+    for kill in kills:
+        kill["outcome"] = "ok" if ok else "FAILED"
+    return {"operation": name, "seed": seed, "kills": kills, "outcome": outcome}
+
+
+def _chain(name: str, command: Command, chain: Chain, log: Path, kills: list[dict]) -> str | None:
+    """Runs of ``command`` until one finishes; what went wrong when a resume could not."""
+    argv: list[str] | None = command.argv
+    failures = 0
+    while argv is not None and len(chain.kills) < 80:
+        kill = chain_run(argv, log, chain)
+        verb = " ".join(argv[5:7])
+        entry = {
+            "operation": name, "command": verb, "run": len(chain.kills), "where": kill.where,
+            "point": kill.point.describe(), "seed": chain.seed,
+        }  # fmt: skip
+        kills.append(entry)
+        print(f"{name}: {verb} run {len(chain.kills)}: {kill.where}", flush=True)
+        if kill.exit_code == 0:
+            return None
+        if kill.exit_code is not None:
+            failures += 1
+            entry["error"] = _last_error(log)
+            if failures >= 2:
+                return f"{verb} exited {kill.exit_code} twice: {entry['error']}"
+        argv = command.rerun()
+    return None if argv is None else f"{name}: {len(chain.kills)} runs without finishing"
+
+
+def _last_error(log: Path) -> str:
+    lines = [line for line in log.read_text().splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    return (errors or lines or [""])[-1][:400]
+
+
+def _setup(name: str, directory: Path) -> Setup:
+    if name == "migrate":
+        from killpoints_migrate import migrate_setup
+
+        return migrate_setup(directory)
+    if name == "reassign":
+        from killpoints_reassign import reassign_setup
+
+        return reassign_setup(directory)
+    return {"kraft": kraft_setup, "zk": zk_setup}[name](directory)
+
+
+def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
+    directory = WORK / "killpoints" / name
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    started = time.monotonic()
+    result: dict = {}
+    try:  # the sandbox stopped whatever fails, setting up too; its logs kept unless all held
+        result = sweep(name, _setup(name, directory), seed, inside, rate)
+    finally:
+        manager.down(directory, purge=bool(result) and result["outcome"]["ok"], grace=10)
+    result["outcome"]["minutes"] = round((time.monotonic() - started) / 60, 1)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--operation", choices=[*OPERATIONS, "all"], default="all")
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--random", type=int, default=3, help="inside-step kills per command")
+    parser.add_argument("--rate", type=int, default=500, help="records/s produced")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the sandbox stopped on the way out
+    print(f"seed {args.seed} (replay with --seed {args.seed})", flush=True)
+    names = OPERATIONS if args.operation == "all" else (args.operation,)
+    out = HERE / "results" / f"killpoints-{results_header(0)['date']}.json"
+    results = json.loads(out.read_text()) if out.exists() else {**results_header(0), "runs": []}
+    results.pop("partitions", None)
+    for name in names:
+        result = run_operation(name, args.seed, args.random, args.rate)
+        print(json.dumps(result["outcome"], indent=2), flush=True)
+        results["runs"] = [r for r in results["runs"] if r["operation"] != name] + [result]
+        print(f"wrote {write_results('killpoints-', results)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

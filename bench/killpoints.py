@@ -250,13 +250,32 @@ def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
     return result
 
 
+def table(results: dict) -> str:
+    """The results as bench/README.md's table: per operation, kills at boundaries and
+    inside steps, resumes that failed, and the comparison's outcome."""
+    rows = ["| operation | seed | kills at boundaries | inside steps | outcome | minutes |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for run in results["runs"]:
+        kills = [k for k in run["kills"] if not k["where"].startswith("finished")]
+        inside = sum(1 for k in kills if k["where"].startswith("inside"))
+        o = run["outcome"]
+        verdict = "all held" if o["ok"] else f"FAILED: {o['resume_failure'] or o['metadata']}"
+        rows.append(f"| {run['operation']} | {run['seed']} | {len(kills) - inside} | {inside} "
+                    f"| {verdict} | {o.get('minutes', '')} |")  # fmt: skip
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operation", choices=[*OPERATIONS, "all"], default="all")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--random", type=int, default=3, help="inside-step kills per command")
     parser.add_argument("--rate", type=int, default=500, help="records/s produced")
+    parser.add_argument("--table", type=Path, help="print a results file's table and stop")
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.table.read_text())))
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the sandbox stopped on the way out
     print(f"seed {args.seed} (replay with --seed {args.seed})", flush=True)
     names = OPERATIONS if args.operation == "all" else (args.operation,)

@@ -116,7 +116,7 @@ def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int
                                configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
         for i in range(topics):
             offsets = [TopicPartitionOffset(f"kept-{i:02}", p, i) for p in range(3)]
-            wait_for(lambda o=offsets, g=f"idle-{i:02}": _committed(admin, g, o), timeout=60,
+            wait_for(lambda o=offsets, g=f"idle-{i:02}": committed(admin, g, o), timeout=60,
                      message="the coordinator knowing the new topic")  # fmt: skip
         admin.create_acls(
             [AclEntry("TOPIC", f"kept-{i:02}", "LITERAL", f"User:app-{i}", "*", "READ", "ALLOW")
@@ -142,7 +142,8 @@ def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int
         _quotas(jars, cluster.bootstrap_servers)
 
 
-def _committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffset]) -> bool:
+def committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffset]) -> bool:
+    """Whether ``group``'s commits were set to ``offsets`` (False: try again)."""
     try:
         admin.alter_group_offsets(group, offsets)
         return True

@@ -40,11 +40,12 @@ from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
-from tests.helpers import seeded, unique
+from tests.helpers import seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
 from tests.killpoints import choose
 from tests.killrun import kill_at_point, kmigrate
+from tests.userview import committed
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
@@ -80,7 +81,9 @@ def _metadata(config: ClusterConfig) -> None:
             # the test reads as User:ANONYMOUS (PLAINTEXT): an ACL on kept-0 would hide it
             AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
         ])  # fmt: skip
-        admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
+        idle = [TopicPartitionOffset("kept-1", p, 0) for p in range(3)]
+        wait_for(lambda: committed(admin, "idle", idle), timeout=60,
+                 message="the coordinator of group idle answering")  # fmt: skip
         admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
         admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
 

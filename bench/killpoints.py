@@ -16,7 +16,9 @@ committing after every poll throughout:
   --max-moves 2 --wait`, rerun with `--resume`), then a throttled move cancelled (`reassign
   cancel`);
 - migrate: a guided migration between two KRaft clusters (`migrate start`, `consumers`,
-  `promote`; see bench/killpoints_migrate.py).
+  `promote`; see bench/killpoints_migrate.py);
+- gateway: a topic's partitions moved between clusters behind a two-instance gateway
+  (`gateway migrate`, two partitions at a time; bench/killpoints_gateway.py).
 
 Each command is a chain (tests/killpoints.py): run 1 is killed at its first progress line,
 each rerun at the first boundary not killed at yet, ``--random`` reruns instead a seeded
@@ -59,7 +61,7 @@ from kmigrate.sandbox import manager  # noqa: E402
 from kmigrate.sandbox.jars import ensure_jars  # noqa: E402
 
 TOPIC, GROUP = "sweep-load", "sweep-group"
-OPERATIONS = ("kraft", "zk", "reassign", "migrate")
+OPERATIONS = ("kraft", "zk", "reassign", "migrate", "gateway")
 
 
 @dataclass
@@ -85,6 +87,8 @@ class Setup:
     ignore: tuple[str, ...] = (TOPIC, GROUP)
     stop_load_before: int | None = None  # the command the producer stops before
     checks: Callable[[], list[str]] = lambda: []  # what else must hold after
+    clients: ClusterConfig | None = None  # where producer and group connect (default: cluster)
+    close: Callable[[], None] = lambda: None  # what the operation started besides the sandbox
     notes: dict = field(default_factory=dict)
 
 
@@ -144,8 +148,9 @@ def _ok(argv: list[str]) -> str:
 def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
     """Chain every command of the operation under load; compare after."""
     cluster = setup.cluster
-    load = Load(cluster.as_librdkafka(), rate, TOPIC)
-    group = Group(cluster.as_librdkafka(), TOPIC, GROUP)
+    clients = setup.clients or cluster
+    load = Load(clients.as_librdkafka(), rate, TOPIC)
+    group = Group(clients.as_librdkafka(), TOPIC, GROUP)
     load.start()
     group.start()
     time.sleep(3)  # steady production first
@@ -171,7 +176,7 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
     group.done.set()
     group.join(30)
     after = setup.normalize(userview.picture(cluster, jars(), setup.ignore))
-    problems = userview.record_problems(cluster, TOPIC, set(load.acked))
+    problems = userview.record_problems(clients, TOPIC, set(load.acked))
     changed = userview.differences(setup.expect(before), after) + setup.checks()
     missed = len(set(load.acked) - set(group.seen))
     outcome = {
@@ -225,6 +230,10 @@ def _last_error(log: Path) -> str:
 
 
 def _setup(name: str, directory: Path) -> Setup:
+    if name == "gateway":
+        from killpoints_gateway import gateway_setup
+
+        return gateway_setup(directory)
     if name == "migrate":
         from killpoints_migrate import migrate_setup
 
@@ -242,9 +251,13 @@ def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
     directory.mkdir(parents=True)
     started = time.monotonic()
     result: dict = {}
+    setup: Setup | None = None
     try:  # the sandbox stopped whatever fails, setting up too; its logs kept unless all held
-        result = sweep(name, _setup(name, directory), seed, inside, rate)
+        setup = _setup(name, directory)
+        result = sweep(name, setup, seed, inside, rate)
     finally:
+        if setup is not None:
+            setup.close()
         manager.down(directory, purge=bool(result) and result["outcome"]["ok"], grace=10)
     result["outcome"]["minutes"] = round((time.monotonic() - started) / 60, 1)
     return result

@@ -62,6 +62,7 @@ from kmigrate.sandbox.jars import ensure_jars  # noqa: E402
 
 TOPIC, GROUP = "sweep-load", "sweep-group"
 OPERATIONS = ("kraft", "zk", "reassign", "migrate", "gateway")
+SECURE = {"on": False}  # --secure: SASL/SCRAM sandboxes (SCRAM logins compared too)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Setup:
     checks: Callable[[], list[str]] = lambda: []  # what else must hold after
     clients: ClusterConfig | None = None  # where producer and group connect (default: cluster)
     close: Callable[[], None] = lambda: None  # what the operation started besides the sandbox
+    passwords: userview.Passwords = field(default_factory=dict)  # SCRAM logins (SASL only)
     notes: dict = field(default_factory=dict)
 
 
@@ -101,33 +103,38 @@ def _again(argv: list[str]) -> Callable[[], list[str]]:
 
 
 def kraft_setup(directory: Path) -> Setup:
-    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3,
-                                            zookeeper="zk/kafka", nodes=1))  # fmt: skip
+    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3, zookeeper="zk/kafka",
+                                            nodes=1, secure=SECURE["on"]))  # fmt: skip
     config = directory / "clusters.yaml"
     cluster = load_settings(config).cluster("legacy")
-    userview.furnish(cluster, jars(), topics=6, brokers=3)
+    passwords = userview.furnish(cluster, jars(), topics=6, brokers=3)
     _load_topic(cluster, 3)
     plan = directory / "kraft.yaml"
     _ok(kmigrate(config, "kraft", "plan", "--kafka", "legacy", "--controllers", "1",
                  "-o", str(plan)))  # fmt: skip
     migrate = kmigrate(config, "kraft", "migrate", str(plan))
     finalize = kmigrate(config, "kraft", "finalize", str(plan), "--yes")
-    return Setup(directory, cluster, [Command(migrate, _again(migrate), 20.0),
-                                      Command(finalize, _again(finalize), 15.0)])  # fmt: skip
+    commands = [Command(migrate, _again(migrate), 20.0), Command(finalize, _again(finalize), 15.0)]
+    return Setup(directory, cluster, commands, passwords=passwords)
 
 
 def zk_setup(directory: Path) -> Setup:
     manager.up(directory, manager.UpRequest(clusters=[], ensembles=["old", "new"]))
-    manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3, zookeeper="old/kafka"))
+    manager.up(
+        directory,
+        manager.UpRequest(
+            clusters=["legacy"], brokers=3, zookeeper="old/kafka", secure=SECURE["on"]
+        ),
+    )
     config = directory / "clusters.yaml"
     cluster = load_settings(config).cluster("legacy")
-    userview.furnish(cluster, jars(), topics=6, brokers=3)
+    passwords = userview.furnish(cluster, jars(), topics=6, brokers=3)
     _load_topic(cluster, 3)
     plan = directory / "move.yaml"
     _ok(kmigrate(config, "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new",
                  "-o", str(plan)))  # fmt: skip
     move = kmigrate(config, "zk", "migrate", str(plan))
-    return Setup(directory, cluster, [Command(move, _again(move), 15.0)])
+    return Setup(directory, cluster, [Command(move, _again(move), 15.0)], passwords=passwords)
 
 
 def _load_topic(cluster: ClusterConfig, replicas: int) -> None:
@@ -154,7 +161,7 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
     load.start()
     group.start()
     time.sleep(3)  # steady production first
-    before = setup.normalize(userview.picture(cluster, jars(), setup.ignore))
+    before = setup.normalize(userview.picture(cluster, jars(), setup.ignore, setup.passwords))
     print(f"{name}: before: {before.metadata.summary}; probes: {before.probes}")
     log = setup.directory / "commands.log"
     kills: list[dict] = []
@@ -175,7 +182,7 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
         time.sleep(0.5)
     group.done.set()
     group.join(30)
-    after = setup.normalize(userview.picture(cluster, jars(), setup.ignore))
+    after = setup.normalize(userview.picture(cluster, jars(), setup.ignore, setup.passwords))
     problems = userview.record_problems(clients, TOPIC, set(load.acked))
     changed = userview.differences(setup.expect(before), after) + setup.checks()
     missed = len(set(load.acked) - set(group.seen))
@@ -190,6 +197,11 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
         "metadata": changed or "identical",
         "metadata_read": before.metadata.summary,
         "probes": "compared" if before.probes is not None else "no probe set in kmigrate yet",
+        "logins": "compared" if before.logins is not None else "no SASL listener",
+        # a resume a user ran that refused (and a later one finished): listed, not a failure
+        "resumes_refused": [
+            f"{k['command']} run {k['run']}: {k['error']}" for k in kills if "error" in k
+        ],
         **setup.notes,
     }
     ok = failed is None and not problems and not changed and not missed and not load.failed
@@ -214,11 +226,11 @@ def _chain(name: str, command: Command, chain: Chain, log: Path, kills: list[dic
         print(f"{name}: {verb} run {len(chain.kills)}: {kill.where}", flush=True)
         if kill.exit_code == 0:
             return None
+        failures = failures + 1 if kill.exit_code is not None else 0
         if kill.exit_code is not None:
-            failures += 1
             entry["error"] = _last_error(log)
-            if failures >= 2:
-                return f"{verb} exited {kill.exit_code} twice: {entry['error']}"
+            if failures >= 2:  # as a user would: once more, then look
+                return f"{verb} exited {kill.exit_code} twice in a row: {entry['error']}"
         argv = command.rerun()
     return None if argv is None else f"{name}: {len(chain.kills)} runs without finishing"
 
@@ -273,6 +285,8 @@ def table(results: dict) -> str:
         inside = sum(1 for k in kills if k["where"].startswith("inside"))
         o = run["outcome"]
         verdict = "all held" if o["ok"] else f"FAILED: {o['resume_failure'] or o['metadata']}"
+        if o.get("resumes_refused"):
+            verdict += f"; {len(o['resumes_refused'])} resume(s) refused once"
         rows.append(f"| {run['operation']} | {run['seed']} | {len(kills) - inside} | {inside} "
                     f"| {verdict} | {o.get('minutes', '')} |")  # fmt: skip
     return "\n".join(rows)
@@ -284,11 +298,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--random", type=int, default=3, help="inside-step kills per command")
     parser.add_argument("--rate", type=int, default=500, help="records/s produced")
+    parser.add_argument(
+        "--secure",
+        action="store_true",
+        help="SASL/SCRAM sandboxes (ZooKeeper mode needs `sandbox up --secure`)",
+    )
     parser.add_argument("--table", type=Path, help="print a results file's table and stop")
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(args.table.read_text())))
         return
+    SECURE["on"] = args.secure
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the sandbox stopped on the way out
     print(f"seed {args.seed} (replay with --seed {args.seed})", flush=True)
     names = OPERATIONS if args.operation == "all" else (args.operation,)

@@ -18,7 +18,7 @@ from tests.integration.gateway.conftest import Gateway, running_gateway
 from tests.integration.gateway.traffic import route
 from tests.killrun import kmigrate
 
-from killpoints import TOPIC, Command, Setup, jars
+from killpoints import SECURE, TOPIC, Command, Setup, jars
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.kafka.admin import ClusterAdmin
@@ -28,9 +28,9 @@ PARTITIONS = 4
 
 
 def gateway_setup(directory: Path) -> Setup:
-    manager.up(directory, manager.UpRequest())
+    manager.up(directory, manager.UpRequest(secure=SECURE["on"]))
     source = load_settings(directory / "clusters.yaml").cluster("source")
-    userview.furnish(source, jars(), topics=3, brokers=1)
+    passwords = userview.furnish(source, jars(), topics=3, brokers=1)
     with ClusterAdmin(source) as admin:
         admin.create_topic(TOPIC, PARTITIONS, replication_factor=1)
     stack = ExitStack()
@@ -73,4 +73,5 @@ def gateway_setup(directory: Path) -> Setup:
         checks=moved,
         clients=through,
         close=stack.close,
+        passwords=passwords,
     )

@@ -16,7 +16,7 @@ import yaml
 from tests import userview
 from tests.killrun import kmigrate
 
-from killpoints import GROUP, TOPIC, Command, Setup, _ok, jars
+from killpoints import GROUP, SECURE, TOPIC, Command, Setup, _ok, jars
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
@@ -28,7 +28,7 @@ NAME = "sweep"
 
 
 def migrate_setup(directory: Path) -> Setup:
-    manager.up(directory, manager.UpRequest())
+    manager.up(directory, manager.UpRequest(secure=SECURE["on"]))
     raw = yaml.safe_load((directory / "clusters.yaml").read_text())
     raw["env_file"] = str(directory / "secrets.env")
     raw["store"] = {"url": f"sqlite:///{directory / 'kmigrate.db'}"}
@@ -37,7 +37,7 @@ def migrate_setup(directory: Path) -> Setup:
     config.write_text(yaml.safe_dump(raw))
     settings = load_settings(config)
     source, target = settings.cluster("source"), settings.cluster("target")
-    userview.furnish(source, jars(), topics=3, brokers=1)
+    passwords = userview.furnish(source, jars(), topics=3, brokers=1)
     with ClusterAdmin(source) as admin:
         admin.create_topic(TOPIC, 3, replication_factor=1, configs={"retention.ms": "604800001"})
         admin.alter_group_offsets(MOVED, [TopicPartitionOffset(TOPIC, p, 0) for p in range(3)])
@@ -68,6 +68,7 @@ def migrate_setup(directory: Path) -> Setup:
         ignore=(TOPIC, GROUP, MOVED),
         stop_load_before=2,
         checks=lambda: _copy_problems(source, target),
+        passwords=passwords,
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from tests import userview
 from tests.killrun import kmigrate
 
-from killpoints import TOPIC, Command, Setup, _ok, jars
+from killpoints import SECURE, TOPIC, Command, Setup, _ok, jars
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
@@ -27,11 +27,11 @@ HEAVY = "sweep-heavy"
 
 
 def reassign_setup(directory: Path) -> Setup:
-    manager.up(directory, manager.UpRequest(clusters=["c"], brokers=4))
+    manager.up(directory, manager.UpRequest(clusters=["c"], brokers=4, secure=SECURE["on"]))
     config = directory / "clusters.yaml"
     settings = load_settings(config)
     cluster = settings.cluster("c")
-    userview.furnish(cluster, jars(), topics=4, brokers=4)
+    passwords = userview.furnish(cluster, jars(), topics=4, brokers=4)
     with ClusterAdmin(cluster) as admin:
         admin.create_topic(TOPIC, 6, replication_factor=2)
         admin.create_topic(HEAVY, 4, replication_factor=2)
@@ -79,6 +79,7 @@ def reassign_setup(directory: Path) -> Setup:
                  before=start_cancelled_move)],
         expect=expect,
         normalize=_sorted_replicas,
+        passwords=passwords,
     )  # fmt: skip
 
 

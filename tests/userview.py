@@ -16,10 +16,15 @@ import itertools
 import re
 import secrets
 import subprocess
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from pydantic import SecretStr
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError, TopicNotFoundError
@@ -40,27 +45,42 @@ class Picture:
 
     metadata: snapshot.Snapshot
     probes: dict[str, str] | None  # probe -> "allowed"/"denied"; None: no probe set yet
+    logins: dict[str, str] | None = None  # "user/MECHANISM" -> "ok"/"refused"; None: no SASL
 
 
-def config_command(jars: Path, bootstrap: str, *args: str) -> str:
-    """Kafka's ConfigCommand (from the 3.9 jars, which still have it) against ``bootstrap``."""
-    done = subprocess.run(
-        ["java", "-Xmx256m", "-cp", f"{jars}/*", "kafka.admin.ConfigCommand",
-         "--bootstrap-server", bootstrap, *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+Passwords = dict[tuple[str, str], str]  # (user, mechanism) -> password, as furnished
+SCRAM_USERS = (("app-0", "SCRAM-SHA-256", 8192), ("app-0", "SCRAM-SHA-512", 4096),
+               ("app-1", "SCRAM-SHA-512", 10000))  # fmt: skip
+
+
+def config_command(jars: Path, cluster: ClusterConfig, *args: str) -> str:
+    """Kafka's ConfigCommand (from the 3.9 jars, which still have it) against ``cluster``,
+    connecting as its Java clients do (``java_properties``: SASL on a secure cluster)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".properties") as props:
+        props.write("".join(f"{k}={_revealed(v)}\n" for k, v in cluster.java_properties.items()))
+        props.flush()
+        done = subprocess.run(
+            ["java", "-Xmx256m", "-cp", f"{jars}/*", "kafka.admin.ConfigCommand",
+             "--bootstrap-server", cluster.bootstrap_servers, "--command-config", props.name,
+             *args],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
     if done.returncode != 0:
         raise AssertionError(f"ConfigCommand {' '.join(args)}: {done.stderr[-800:]}")
     return done.stdout
 
 
-def quotas(jars: Path, bootstrap: str) -> dict[str, dict[str, str]]:
+def _revealed(value: str | SecretStr) -> str:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+def quotas(jars: Path, cluster: ClusterConfig) -> dict[str, dict[str, str]]:
     """Every client quota: entity ("user-principal 'alice', client-id 'app'") -> quota ->
     value, for users, client ids, IPs and user/client-id pairs."""
     found: dict[str, dict[str, str]] = {}
     for kinds in QUOTA_ENTITIES:
         args = [a for kind in kinds for a in ("--entity-type", kind)]
-        for line in config_command(jars, bootstrap, "--describe", *args).splitlines():
+        for line in config_command(jars, cluster, "--describe", *args).splitlines():
             matched = _QUOTA_LINE.match(line.strip())
             if matched:
                 pairs = (p.split("=", 1) for p in matched.group(2).split(", ") if "=" in p)
@@ -80,10 +100,14 @@ def probe_answers(cluster: ClusterConfig) -> dict[str, str] | None:
 
 
 def picture(
-    cluster: ClusterConfig, jars: Path | None = None, ignore: tuple[str, ...] = ()
+    cluster: ClusterConfig,
+    jars: Path | None = None,
+    ignore: tuple[str, ...] = (),
+    passwords: Passwords | None = None,
 ) -> Picture:
-    """The cluster as users see it (quotas only when Kafka's ``jars`` are given); the
-    topics and groups named in ``ignore`` (the workload's own) left out."""
+    """The cluster as users see it (quotas only when Kafka's ``jars`` are given; SCRAM
+    logins with ``passwords`` on a SASL cluster); the topics and groups named in
+    ``ignore`` (the workload's own) left out."""
     with ClusterAdmin(cluster) as admin:
         taken = snapshot.take(admin)
     for name in ignore:
@@ -91,13 +115,38 @@ def picture(
         taken.configs.pop(name, None)
         taken.groups.pop(name, None)
     if jars is not None:
-        taken = replace(taken, quotas=quotas(jars, cluster.bootstrap_servers))
-    return Picture(taken, probe_answers(cluster))
+        taken = replace(taken, quotas=quotas(jars, cluster))
+    return Picture(taken, probe_answers(cluster), logins(cluster, passwords or {}))
+
+
+def logins(cluster: ClusterConfig, passwords: Passwords) -> dict[str, str] | None:
+    """Whether each SCRAM user of the cluster's mechanism logs in with its password, and
+    one with a wrong password is refused; None on a cluster without SASL."""
+    base = cluster.as_librdkafka()
+    mechanism = base.get("sasl.mechanism", "")
+    if not base.get("security.protocol", "").startswith("SASL") or not passwords:
+        return None
+    tried = {f"{u}/{m}": p for (u, m), p in passwords.items() if m == mechanism}
+    if tried:
+        user = sorted(tried)[0]
+        tried[f"{user} with a wrong password"] = "wrong-" + tried[user]
+    return {name: _login(base, name.split("/")[0].split()[0], p) for name, p in tried.items()}
+
+
+def _login(base: dict[str, str], user: str, password: str) -> str:
+    client = AdminClient({**base, "sasl.username": user, "sasl.password": password})
+    try:
+        client.list_topics(timeout=15)
+        return "ok"
+    except KafkaException:
+        return "refused"
 
 
 def differences(before: Picture, after: Picture) -> list[str]:
     """What changed that must not; empty when users see the same cluster."""
     found = snapshot.differences(before.metadata, after.metadata)
+    if before.logins != after.logins:
+        found.append(f"SCRAM logins: {before.logins}, now {after.logins}")
     if before.probes is not None or after.probes is not None:
         for probe in sorted(set(before.probes or {}) | set(after.probes or {})):
             was, now = (before.probes or {}).get(probe), (after.probes or {}).get(probe)
@@ -106,10 +155,13 @@ def differences(before: Picture, after: Picture) -> list[str]:
     return found
 
 
-def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int) -> None:
+def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int) -> Passwords:
     """What a production cluster holds: ``topics`` topics with configs and an idle group
-    each, ACLs, SCRAM users of both mechanisms, dynamic broker configs (each broker's and
-    the default) and, with Kafka's ``jars``, quotas of every entity kind."""
+    each, ACLs (when the cluster has an authorizer), SCRAM users of both mechanisms,
+    dynamic broker configs (each broker's and the default) and, with Kafka's ``jars``,
+    quotas of every entity kind. Returns the SCRAM users' passwords (for login checks;
+    never printed)."""
+    passwords: Passwords = {}
     with ClusterAdmin(cluster) as admin:
         for i in range(topics):
             admin.create_topic(f"kept-{i:02}", 3, replication_factor=brokers,
@@ -118,7 +170,9 @@ def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int
             offsets = [TopicPartitionOffset(f"kept-{i:02}", p, i) for p in range(3)]
             wait_for(lambda o=offsets, g=f"idle-{i:02}": committed(admin, g, o), timeout=60,
                      message="the coordinator knowing the new topic")  # fmt: skip
+        with_acls = bool(admin.broker_config().get("authorizer.class.name"))
         admin.create_acls(
+            [] if not with_acls else  # a cluster without an authorizer takes no ACLs
             [AclEntry("TOPIC", f"kept-{i:02}", "LITERAL", f"User:app-{i}", "*", "READ", "ALLOW")
              for i in range(topics)]
             + [AclEntry("GROUP", "team-", "PREFIXED", "User:app-0", "*", "READ", "ALLOW"),
@@ -127,19 +181,19 @@ def furnish(cluster: ClusterConfig, jars: Path | None, topics: int, brokers: int
                # ACL on a topic would otherwise hide the topic from
                AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW")]
         )  # fmt: skip
-        for user, mechanism, iterations in (("app-0", "SCRAM-SHA-256", 8192),
-                                            ("app-0", "SCRAM-SHA-512", 4096),
-                                            ("app-1", "SCRAM-SHA-512", 10000)):  # fmt: skip
-            admin.upsert_scram_credential(user, mechanism, iterations, secrets.token_hex(12))
+        for user, mechanism, iterations in SCRAM_USERS:
+            passwords[(user, mechanism)] = secrets.token_hex(12)
+            admin.upsert_scram_credential(user, mechanism, iterations, passwords[(user, mechanism)])
         for broker in range(1, brokers + 1):
             admin.set_configs(
                 "broker", str(broker), {"log.cleaner.backoff.ms": str(15_000 + broker)}
             )
     if jars is not None:  # librdkafka cannot name the cluster-wide default broker
-        config_command(jars, cluster.bootstrap_servers, "--alter", "--entity-type",
+        config_command(jars, cluster, "--alter", "--entity-type",
                        "brokers", "--entity-default", "--add-config",
                        "max.connections.per.ip=10000")  # fmt: skip
-        _quotas(jars, cluster.bootstrap_servers)
+        _quotas(jars, cluster)
+    return passwords
 
 
 def committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffset]) -> bool:
@@ -151,7 +205,7 @@ def committed(admin: ClusterAdmin, group: str, offsets: list[TopicPartitionOffse
         return False  # the coordinator not knowing the topic yet, or still loading
 
 
-def _quotas(jars: Path, bootstrap: str) -> None:
+def _quotas(jars: Path, cluster: ClusterConfig) -> None:
     for entity, configs in (
         (("--entity-type", "users", "--entity-name", "app-0"),
          "producer_byte_rate=1048576,consumer_byte_rate=2097152"),
@@ -161,7 +215,7 @@ def _quotas(jars: Path, bootstrap: str) -> None:
           "--entity-name", "loader"), "producer_byte_rate=4194304"),
         (("--entity-type", "ips", "--entity-name", "127.0.0.2"), "connection_creation_rate=50"),
     ):  # fmt: skip
-        config_command(jars, bootstrap, "--alter", "--add-config", configs, *entity)
+        config_command(jars, cluster, "--alter", "--add-config", configs, *entity)
 
 
 def record_problems(cluster: ClusterConfig, topic: str, acked: set[bytes]) -> list[str]:

@@ -25,9 +25,8 @@ _STATUS = (
     re.compile(r"^reading the metadata again"),
     re.compile(r"^\d+/\d+ partitions moved"),
 )
-_PID = re.compile(r"\bpid \d+")
+_PID = re.compile(r"\b(pid|process) \d+")
 _DURATION = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")
-_MOVING = re.compile(r"^(moving \d+ partition\(s\)): .*")
 
 
 def boundary(line: str) -> str | None:
@@ -40,8 +39,7 @@ def boundary(line: str) -> str | None:
     if any(p.search(text) for p in _STATUS):
         return None
     text = text.split(" (", maxsplit=1)[0]
-    text = _MOVING.sub(r"\1", text)
-    text = _DURATION.sub("N s", _PID.sub("pid N", text))
+    text = _DURATION.sub("N s", _PID.sub(r"\1 N", text))
     return text.rstrip(" .;:") or None
 
 

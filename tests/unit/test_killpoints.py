@@ -20,7 +20,10 @@ def test_progress_lines_are_boundaries_with_their_details_dropped() -> None:
     )
     assert boundary("> taking over the migration's lock: pid 4242 (`kmigrate kraft migrate`) "
                     "had died") == "taking over the migration's lock: pid N"  # fmt: skip
-    assert boundary("> moving 2 partition(s): t[0], t[1]") == "moving 2 partition(s)"
+    assert boundary("> asked process 4242 to stop after its current batch") == (
+        "asked process N to stop after its current batch"
+    )
+    assert boundary("> moving 2 partition(s): t[0], t[1]") == "moving 2 partition(s): t[0], t[1]"
     assert boundary("> fenced writes of t[0]; waiting for every gateway instance") == (
         "fenced writes of t[0]; waiting for every gateway instance"
     )

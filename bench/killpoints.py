@@ -182,7 +182,9 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
         time.sleep(0.5)
     group.done.set()
     group.join(30)
-    after = setup.normalize(userview.picture(cluster, jars(), setup.ignore, setup.passwords))
+    after = setup.normalize(
+        userview.picture(cluster, jars(), setup.ignore, setup.passwords, before=before)
+    )
     problems = userview.record_problems(clients, TOPIC, set(load.acked))
     changed = userview.differences(setup.expect(before), after) + setup.checks()
     missed = len(set(load.acked) - set(group.seen))
@@ -196,7 +198,7 @@ def sweep(name: str, setup: Setup, seed: int, inside: int, rate: int) -> dict:
         "group_redelivered": len(group.seen) - len(set(group.seen)),
         "metadata": changed or "identical",
         "metadata_read": before.metadata.summary,
-        "probes": "compared" if before.probes is not None else "no probe set in kmigrate yet",
+        "probes": before.probed.summary if before.probed is not None else "no authorizer",
         "logins": "compared" if before.logins is not None else "no SASL listener",
         # a resume a user ran that refused (and a later one finished): listed, not a failure
         "resumes_refused": [

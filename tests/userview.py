@@ -1,7 +1,8 @@
 """Everything a user relies on, read before and after an operation and compared: the
 metadata (kmigrate.kraft.snapshot: topics, replicas, topic and dynamic broker configs,
 ACLs, group offsets, SCRAM credentials; plus client quotas, read here with Kafka's own
-ConfigCommand since confluent-kafka cannot), the authorization probes' answers, and every
+ConfigCommand since confluent-kafka cannot), the authorization probes' answers
+(kmigrate.authz: the same probes asked before and after), and every
 acknowledged record once and in order in its partition.
 
 ``furnish`` gives a cluster what a production cluster holds (SCRAM users, quotas of every
@@ -11,7 +12,6 @@ Shared by the kill tests and bench/killpoints.py.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import re
 import secrets
@@ -20,12 +20,12 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from pydantic import SecretStr
 
+from kmigrate.authz.ask import Probed, first_look
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -44,8 +44,12 @@ class Picture:
     """What users see of one cluster at one moment."""
 
     metadata: snapshot.Snapshot
-    probes: dict[str, str] | None  # probe -> "allowed"/"denied"; None: no probe set yet
+    probed: Probed | None  # the authorization probes and their answers; None: no authorizer
     logins: dict[str, str] | None = None  # "user/MECHANISM" -> "ok"/"refused"; None: no SASL
+
+    @property
+    def probes(self) -> dict[str, str] | None:
+        return None if self.probed is None else self.probed.answers
 
 
 Passwords = dict[tuple[str, str], str]  # (user, mechanism) -> password, as furnished
@@ -88,15 +92,16 @@ def quotas(jars: Path, cluster: ClusterConfig) -> dict[str, dict[str, str]]:
     return found
 
 
-def probe_answers(cluster: ClusterConfig) -> dict[str, str] | None:
-    """The authorization probes' answers (kmigrate.authz), or None while kmigrate has no
-    probe set: the hook the sweep compares once it lands."""
-    try:
-        authz: Any = importlib.import_module("kmigrate.authz")
-    except ImportError:
-        return None
-    answers = authz.answers(cluster)  # the contract expected of kmigrate.authz
-    return {str(k): str(v) for k, v in dict(answers).items()}
+def probed(cluster: ClusterConfig, before: Picture | None = None) -> Probed | None:
+    """The authorization probes (kmigrate.authz) and their answers now: the set chosen
+    from the cluster's ACLs, or ``before``'s set asked again; None on a cluster without
+    an authorizer (nothing to probe)."""
+    if before is not None and before.probed is not None:
+        return before.probed.again(cluster)
+    with ClusterAdmin(cluster) as admin:
+        if not admin.broker_config().get("authorizer.class.name"):
+            return None
+    return first_look(cluster)
 
 
 def picture(
@@ -104,10 +109,11 @@ def picture(
     jars: Path | None = None,
     ignore: tuple[str, ...] = (),
     passwords: Passwords | None = None,
+    before: Picture | None = None,
 ) -> Picture:
     """The cluster as users see it (quotas only when Kafka's ``jars`` are given; SCRAM
-    logins with ``passwords`` on a SASL cluster); the topics and groups named in
-    ``ignore`` (the workload's own) left out."""
+    logins with ``passwords`` on a SASL cluster; ``before``'s probes asked again); the
+    topics and groups named in ``ignore`` (the workload's own) left out."""
     with ClusterAdmin(cluster) as admin:
         taken = snapshot.take(admin)
     for name in ignore:
@@ -116,7 +122,7 @@ def picture(
         taken.groups.pop(name, None)
     if jars is not None:
         taken = replace(taken, quotas=quotas(jars, cluster))
-    return Picture(taken, probe_answers(cluster), logins(cluster, passwords or {}))
+    return Picture(taken, probed(cluster, before), logins(cluster, passwords or {}))
 
 
 def logins(cluster: ClusterConfig, passwords: Passwords) -> dict[str, str] | None:
@@ -147,11 +153,10 @@ def differences(before: Picture, after: Picture) -> list[str]:
     found = snapshot.differences(before.metadata, after.metadata)
     if before.logins != after.logins:
         found.append(f"SCRAM logins: {before.logins}, now {after.logins}")
-    if before.probes is not None or after.probes is not None:
-        for probe in sorted(set(before.probes or {}) | set(after.probes or {})):
-            was, now = (before.probes or {}).get(probe), (after.probes or {}).get(probe)
-            if was != now:
-                found.append(f"authorization probe {probe}: {was}, now {now}")
+    if before.probed is not None and after.probed is not None:
+        found += [f"authorization probe {d}" for d in before.probed.differences(after.probed)]
+    elif before.probed is not None or after.probed is not None:
+        found.append("the authorization probes could be asked only once")
     return found
 
 

@@ -12,15 +12,17 @@ from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.kraft.plan import (
-    ANONYMOUS,
+    ALLOW_EVERYONE,
     KRAFT_AUTHORIZER,
     MIGRATION_FLAG,
+    SUPER_USERS,
     ZK_AUTHORIZER,
     BrokerView,
     ClusterView,
     parse_plan,
     plan_kraft,
 )
+from kmigrate.kraft.sasl import SECRET
 from kmigrate.kraft.snapshot import Snapshot, differences
 
 CONNECT = "zk1:2181,zk2:2181/kafka"
@@ -31,7 +33,7 @@ def _broker(broker_id: int, **changes: object) -> BrokerView:
         broker_id=broker_id, host=f"kafka-{broker_id}", port=9092, ibp="3.9-IV0",
         zookeeper_connect=CONNECT, process_roles=None, migration_enabled=False,
         inter_broker_listener="PLAINTEXT", protocol_map="PLAINTEXT:PLAINTEXT",
-        log_dirs="/data", authorizer=ZK_AUTHORIZER, allow_everyone="true", super_users=None,
+        log_dirs="/data", authorizer=ZK_AUTHORIZER, hidden=(ALLOW_EVERYONE,),
     )  # fmt: skip
     return replace(found, **changes)  # type: ignore[arg-type]
 
@@ -42,10 +44,11 @@ def _view(*brokers: BrokerView) -> ClusterView:
 
 
 CONTROLLERS = [("c1", 9093), ("c2", 9093), ("c3", 9093)]
+HIDDEN = {ALLOW_EVERYONE: "true"}  # what the operator read in the brokers' server.properties
 
 
 def test_the_rolls_follow_the_guide() -> None:
-    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)
     assert plan.controller_ids == [3000, 3001, 3002]
     assert plan.voters == "3000@c1:9093,3001@c2:9093,3002@c3:9093"
     controller = plan.controller_properties(3001)
@@ -53,7 +56,8 @@ def test_the_rolls_follow_the_guide() -> None:
     assert controller[MIGRATION_FLAG] == "true" and controller["zookeeper.connect"] == CONNECT
     assert controller["listeners"] == "CONTROLLER://c2:9093"
     assert controller["authorizer.class.name"] == KRAFT_AUTHORIZER
-    assert ANONYMOUS in controller["super.users"]
+    # the controllers decide as the brokers did: the same default, no super user added
+    assert controller[ALLOW_EVERYONE] == "true" and "super.users" not in controller
     finalized = plan.controller_properties(3001, finalized=True)
     assert MIGRATION_FLAG not in finalized and "zookeeper.connect" not in finalized
 
@@ -79,14 +83,40 @@ def test_the_rolls_follow_the_guide() -> None:
     assert {k: v for k, v in original.items() if k != "inter.broker.protocol.version"} == broker
 
 
+def test_the_controllers_authorize_exactly_as_the_brokers() -> None:
+    supers = "User:admin;User:ANONYMOUS"
+    view = _view(*(_broker(i, hidden=(ALLOW_EVERYONE, SUPER_USERS)) for i in (1, 2)))
+    plan = plan_kraft(view, CONTROLLERS, CONNECT, {ALLOW_EVERYONE: "false", SUPER_USERS: supers})
+    controller = plan.controller_properties(3000, finalized=True)
+    assert (controller[ALLOW_EVERYONE], controller[SUPER_USERS]) == ("false", supers)
+    custom = _broker(1, authorizer_settings=(("principal.builder.class", "com.example.Pb"),))
+    planned = plan_kraft(_view(custom, _broker(2, authorizer_settings=custom.authorizer_settings)),
+                         CONTROLLERS, CONNECT, HIDDEN)  # fmt: skip
+    assert planned.controller_config["principal.builder.class"] == "com.example.Pb"
+
+
+@pytest.mark.parametrize(
+    ("view", "given", "says"),
+    [(_view(), {}, "broker 1 sets allow.everyone.if.no.acl.found, whose value Kafka does not"),
+     (_view(), {**HIDDEN, SUPER_USERS: "User:x"}, "--authorizer-setting super.users: broker 1"),
+     (_view(), {ALLOW_EVERYONE: "false"}, "neither a super user nor allowed"),
+     (_view(_broker(1), _broker(2, hidden=())), HIDDEN, "brokers 1 and 2 authorize differently")],
+)  # fmt: skip
+def test_a_plan_that_would_change_who_may_do_what_is_refused(
+    view: ClusterView, given: dict[str, str], says: str
+) -> None:
+    with pytest.raises((ConfigError, ConflictError), match=says.replace(".", r"\.")):
+        plan_kraft(view, CONTROLLERS, CONNECT, given)
+
+
 def test_the_plan_reads_back_as_written() -> None:
-    plan = plan_kraft(_view(), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)
     assert parse_plan(plan.to_yaml(), "p.yaml") == plan
 
 
 @given(st.sets(st.integers(0, 100_000), min_size=1, max_size=6))
 def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
-    plan = plan_kraft(_view(*(_broker(i) for i in sorted(ids))), CONTROLLERS, CONNECT)
+    plan = plan_kraft(_view(*(_broker(i) for i in sorted(ids))), CONTROLLERS, CONNECT, HIDDEN)
     assert not set(plan.controller_ids) & ids
 
 
@@ -103,15 +133,15 @@ def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
 )  # fmt: skip
 def test_what_the_guide_forbids_is_refused_by_name(broker: BrokerView, says: str) -> None:
     with pytest.raises(ConflictError, match=says.replace(".", r"\.")):
-        plan_kraft(_view(_broker(1), broker), CONTROLLERS, CONNECT)
+        plan_kraft(_view(_broker(1), broker), CONTROLLERS, CONNECT, HIDDEN)
 
 
 def test_an_unregistered_broker_or_no_controller_is_refused() -> None:
     view = replace(_view(), registered=(1, 3))
     with pytest.raises(ConflictError, match="broker\\(s\\) 2 not registered"):
-        plan_kraft(view, CONTROLLERS, CONNECT)
+        plan_kraft(view, CONTROLLERS, CONNECT, HIDDEN)
     with pytest.raises(ConfigError, match="at least one controller"):
-        plan_kraft(_view(), [], CONNECT)
+        plan_kraft(_view(), [], CONNECT, HIDDEN)
 
 
 def _snap(**changes: object) -> Snapshot:
@@ -146,3 +176,35 @@ def test_the_metadata_comparison_names_each_change() -> None:
     ]
     assert differences(before, _snap(topics={}, groups={})) == [
         "topic t is gone", "group busy is gone", "group idle is gone"]  # fmt: skip
+
+
+def _sasl_view() -> ClusterView:
+    secure = {"inter_broker_listener": "SASL_PLAINTEXT", "protocol_map":
+              "SASL_PLAINTEXT:SASL_PLAINTEXT", "inter_broker_mechanism": "SCRAM-SHA-512",
+              "hidden": (ALLOW_EVERYONE, SUPER_USERS)}  # fmt: skip
+    return _view(*(_broker(i, **secure) for i in (1, 2)))
+
+
+def test_nodes_of_a_sasl_cluster_authenticate_each_other_and_no_password_is_planned() -> None:
+    hidden = {ALLOW_EVERYONE: "false", SUPER_USERS: "User:admin"}
+    plan = plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, "admin")
+    controller = plan.controller_properties(3000)
+    assert controller["listener.security.protocol.map"].endswith("CONTROLLER:SASL_PLAINTEXT")
+    assert controller["sasl.mechanism.inter.broker.protocol"] == "SCRAM-SHA-512"
+    scram = controller["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"]
+    assert 'username="admin"' in scram and SECRET in scram
+    assert controller[SUPER_USERS] == "User:admin"  # nobody added, ANONYMOUS nowhere
+    assert "ANONYMOUS" not in plan.to_yaml() and "s3cret" not in plan.to_yaml()
+    broker = plan.roll1.revealed("s3cret").applied({"broker.id": "1"})
+    assert 'password="s3cret"' in broker["listener.name.controller.plain.sasl.jaas.config"]
+    assert SECRET not in str(plan.roll2_for(1).revealed("s3cret").set)
+    reverted = plan.revert_roll1().applied(broker)
+    assert not any(k.startswith("listener.name.controller") for k in reverted)
+
+    with pytest.raises(ConfigError, match="give kmigrate a SASL user"):
+        plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, None)
+    with pytest.raises(ConflictError, match=r"User:client \(SASL\), which is neither a super"):
+        plan_kraft(_sasl_view(), CONTROLLERS, CONNECT, hidden, "client")
+    kerberos = replace(_sasl_view().brokers[1], inter_broker_mechanism="GSSAPI")
+    with pytest.raises(ConflictError, match="with GSSAPI"):
+        plan_kraft(_view(_sasl_view().brokers[0], kerberos), CONTROLLERS, CONNECT, hidden, "x")

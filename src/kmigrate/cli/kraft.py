@@ -8,7 +8,7 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
-from kmigrate.cli.operations import acting, choose_operator, print_history
+from kmigrate.cli.operations import acting, choose_operator, is_sandbox_cluster, print_history
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -22,7 +22,14 @@ from kmigrate.kraft.conversion import (
     run_migration,
 )
 from kmigrate.kraft.operator import KRaftOperator
-from kmigrate.kraft.plan import KRaftPlan, load_plan, parse_plan, plan_kraft
+from kmigrate.kraft.plan import (
+    HIDDEN_SETTINGS,
+    ClusterView,
+    KRaftPlan,
+    load_plan,
+    parse_plan,
+    plan_kraft,
+)
 from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
 from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
@@ -76,6 +83,15 @@ def group() -> None:
     help="Where each controller listens (repeat; default on a loopback cluster: free ports "
     "on 127.0.0.1).",
 )
+@click.option(
+    "--authorizer-setting",
+    "authorizer_settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A setting of the brokers' authorizer that Kafka does not show "
+    f"({', '.join(HIDDEN_SETTINGS)}), as in their server.properties (repeat; read from the "
+    "sandbox's files for a sandbox cluster). The controllers get exactly the brokers' values.",
+)
 @plan_output_options
 @json_option
 @pass_app
@@ -84,19 +100,28 @@ def plan(
     kafka: str,
     count: int,
     endpoints: tuple[str, ...],
+    authorizer_settings: tuple[str, ...],
     output: Path,
     force: bool,
     as_json: bool,
 ) -> None:
     """Read the cluster and write the migration's steps: controller ids and configs, each
     broker's configuration for roll 1 (migration mode) and roll 2 (KRaft). Refuses what
-    Kafka's guide forbids. Nothing changes."""
+    Kafka's guide forbids, and what would change who may do what. Nothing changes."""
     if output.exists() and not force:
         raise ConflictError(f"{output} exists; pass --force to overwrite it")
-    with ClusterAdmin(app.settings.cluster(kafka)) as admin:
+    given = _key_values(authorizer_settings)
+    cluster = app.settings.cluster(kafka)
+    with ClusterAdmin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
     controllers = _endpoints(endpoints, count, [b.host for b in view.brokers])
-    planned = plan_kraft(view, controllers, connect)
+    planned = plan_kraft(
+        view,
+        controllers,
+        connect,
+        given or _from_sandbox(app.settings, view),
+        cluster.as_librdkafka().get("sasl.username"),
+    )
     output.write_text(planned.to_yaml())
     if as_json:
         render.print_json({"plan": str(output), **planned.model_dump(mode="json")})
@@ -114,6 +139,38 @@ def plan(
         "finalize (kraft finalize, the point of no return): controllers without ZooKeeper",
     ):
         render.out.print(f"  {line}", soft_wrap=True)
+
+
+def _key_values(given: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for text in given:
+        key, sep, value = text.partition("=")
+        if not sep or key.strip() not in HIDDEN_SETTINGS:
+            raise ConfigError(
+                f"--authorizer-setting {text!r}: give KEY=VALUE, KEY one of "
+                + ", ".join(HIDDEN_SETTINGS)
+            )
+        found[key.strip()] = value.strip()
+    return found
+
+
+def _from_sandbox(settings: Settings, view: ClusterView) -> dict[str, str]:
+    """The hidden authorizer settings from a sandbox cluster's server.properties (the
+    same on every broker); nothing for a cluster the sandbox does not run."""
+    wanted = {k for b in view.brokers for k in b.hidden}
+    folder = settings.path.parent if settings.path else Path.cwd()
+    if not wanted or not is_sandbox_cluster(folder, view.name):
+        return {}
+    from kmigrate.sandbox.kraft_operator import SandboxKRaftOperator
+
+    sandbox = SandboxKRaftOperator(folder, view.name)
+    found = [
+        {k: v for k, v in sandbox.broker_settings(b.broker_id).items() if k in wanted}
+        for b in view.brokers
+    ]
+    if any(f != found[0] for f in found):
+        raise ConflictError(f"the brokers of '{view.name}' differ in {', '.join(sorted(wanted))}")
+    return found[0]
 
 
 def _endpoints(given: tuple[str, ...], count: int, hosts: list[str]) -> list[tuple[str, int]]:
@@ -145,6 +202,13 @@ def _run(
 ) -> None:
     planned = load_plan(plan_file)
     settings = app.settings
+    if planned.needs_secret and not settings.cluster(planned.kafka).as_librdkafka().get(
+        "sasl.password"
+    ):
+        raise ConfigError(
+            f"{plan_file}: the nodes authenticate each other as {planned.sasl_user}; give its "
+            f"sasl.password for cluster '{planned.kafka}' in clusters.yaml"
+        )
     op = kraft_conversion(store_for(settings), planned.kafka, render.progress)
     steps = {"migrate": run_migration, "finalize": finalize, "revert": revert}
     named = f"kraft {command} {plan_file.name}"

@@ -34,9 +34,14 @@ def choose_operator(
     if templates_given:
         return by_templates()
     folder = settings.path.parent if settings.path else Path.cwd()
-    if (folder / STATE_FILE).is_file() and cluster in load_state(folder.resolve()).clusters:
+    if is_sandbox_cluster(folder, cluster):
         return in_sandbox(folder)
     raise ConfigError(f"cluster '{cluster}' is not a sandbox cluster: pass {options}")
+
+
+def is_sandbox_cluster(folder: Path, cluster: str) -> bool:
+    """Whether the sandbox in ``folder`` runs ``cluster``."""
+    return (folder / STATE_FILE).is_file() and cluster in load_state(folder.resolve()).clusters
 
 
 @contextmanager

@@ -20,18 +20,18 @@ revert path from whatever phase the cluster is in, until finalization."""
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kraft import snapshot
+from kmigrate.kraft import sasl, snapshot
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
 from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
 from kmigrate.model.operations import KRAFT_CONVERSION
+from kmigrate.runbook import guards
 from kmigrate.runbook.operation import Kind, Operation, Phased
 
 PHASES = ("controllers", "roll1", "dual-write", "roll2")
@@ -70,6 +70,14 @@ class Run(Phased):
 
     def mode(self, broker: int) -> str:
         return broker_mode_direct(self.admin.cluster, self.plan.brokers[broker], broker)
+
+    @property
+    def password(self) -> str:
+        """The SASL password nodes authenticate each other with (kraft.sasl), if any."""
+        return self.admin.cluster.as_librdkafka().get("sasl.password", "")
+
+    def revealed(self, config: dict[str, str]) -> dict[str, str]:
+        return sasl.revealed(config, self.password)
 
     def znodes(self) -> Znodes:
         return self.patiently(lambda: Znodes.read(self.plan.zookeeper_connect))
@@ -123,44 +131,33 @@ def _first_look(run: Run) -> None:
     taken = run.patiently(lambda: snapshot.take(run.admin))
     run.op.record("check", "snapshot", "done", taken.to_json())
     run.report(f"metadata read: {taken.summary}")
-
-
-def _baseline(run: Run) -> snapshot.Snapshot | None:
-    events = run.op.history()
-    found = [e for e in events if e.phase == "check" and e.step == "snapshot" and e.detail]
-    return snapshot.Snapshot.from_json(found[-1].detail or "") if found else None
+    guards.remember_authorization(run, run.admin.cluster)
 
 
 def _same_metadata(run: Run, phase: str) -> None:
-    """The metadata reads as before the first step. Right after a restart a group may
-    be missing for a moment (its coordinator loads it): read again until it matches or
-    the wait ends."""
-    before = _baseline(run)
-    if before is None:
-        return
-    changed: list[str] = []
-    after = before
-    deadline = time.monotonic() + run.timeout_s
-    while True:
-        after = run.patiently(lambda: snapshot.take(run.admin))
-        changed = snapshot.differences(before, after)
-        if not changed or time.monotonic() > deadline:
-            break
-        run.status(f"reading the metadata again: {changed[0]}")
-        time.sleep(1.0)
-    if changed:
-        raise ConflictError(
-            f"after {phase} the metadata of '{run.cluster}' does not read as before: "
-            + "; ".join(changed[:5])
-            + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
+    """The metadata reads as before the first step, and the authorizer answers every
+    probe as it did. Right after a restart a group may be missing for a moment (its
+    coordinator loads it), an authorizer may still be loading: ask again until it
+    matches or the wait ends."""
+    taken = guards.remembered(run, "snapshot", "check")
+    if taken is not None:
+        before = snapshot.Snapshot.from_json(taken)
+        after = guards.until_same(
+            run,
+            lambda: snapshot.take(run.admin),
+            lambda now: snapshot.differences(before, now),
+            f"after {phase} the metadata of '{run.cluster}' does not read as before",
         )
-    run.op.done(phase, "metadata unchanged", after.summary)
+        run.op.done(phase, "metadata unchanged", after.summary)
+    guards.same_authorization(run, run.admin.cluster, phase)
 
 
 def controllers(run: Run) -> None:
     plan = run.plan
     for node_id in plan.controller_ids:
-        run.operator.start_controller(node_id, plan.controller_properties(node_id), plan.cluster_id)
+        run.operator.start_controller(
+            node_id, run.revealed(plan.controller_properties(node_id)), plan.cluster_id
+        )
         run.op.done("controllers", f"controller {node_id}", "formatted and started")
     for c in plan.controllers:
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} on {c.host}:{c.port}")
@@ -226,6 +223,8 @@ def _bring(
         now = _mode_answering(run, broker)  # someone else restarts it: wait
     if now == mode or now in left_as_is:
         run.op.record(phase, f"broker {broker}", "skipped", now)
+        finished = " (the interrupted restart had finished)" if interrupted else ""
+        run.report(f"{phase}: broker {broker} already in {now} mode{finished}; skipped")
         return
     if now != DOWN and now not in from_modes:
         raise ConflictError(
@@ -241,7 +240,7 @@ def _bring(
         )
     run.report(f"{phase}: restarting broker {broker} into {mode} mode")
     run.op.record(phase, f"broker {broker}", "started", mode)
-    run.operator.restart_broker(broker, change, quick_stop=quick_stop)
+    run.operator.restart_broker(broker, change.revealed(run.password), quick_stop=quick_stop)
     _back(run, broker, mode)
     run.op.done(phase, f"broker {broker}", f"{mode} mode")
 
@@ -304,12 +303,21 @@ def finalize(run: Run) -> None:
     problem = _health(run, KRAFT)
     if problem is not None:
         raise ConflictError(f"not finalizing '{run.cluster}': {problem}")
+    if state.phase == MIGRATED:  # who may do what as before, while a revert still can
+        try:
+            _same_metadata(run, MIGRATED)
+        except ConflictError as exc:
+            raise ConflictError(
+                f"not finalizing: {exc.message}; `kmigrate kraft revert PLAN` is still possible"
+            ) from exc
     run.op.set_phase("finalize")
     plan = run.plan
     for c in plan.controllers:
         run.report(f"finalize: restarting controller {c.node_id} without ZooKeeper")
         run.operator.start_controller(
-            c.node_id, plan.controller_properties(c.node_id, finalized=True), plan.cluster_id
+            c.node_id,
+            run.revealed(plan.controller_properties(c.node_id, finalized=True)),
+            plan.cluster_id,
         )
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} back")
         run.wait(

@@ -8,6 +8,7 @@ The plan is a YAML document an operator reviews; `kraft migrate` runs it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from kmigrate.config import read_user_file
 from kmigrate.documents import validated, yaml_mapping
 from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.kraft import sasl
 
 PLAN_KIND = "kmigrate-kraft-migration"
 MIGRATION_FLAG = "zookeeper.metadata.migration.enable"
@@ -25,6 +27,16 @@ LOWEST_IBP = (3, 9)
 ZK_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ANONYMOUS = "User:ANONYMOUS"
+ALLOW_EVERYONE = "allow.everyone.if.no.acl.found"
+SUPER_USERS = "super.users"
+# What decides who may do what, besides the ACLs: the controllers get the brokers' values.
+# Kafka hides the first two from DescribeConfigs (not broker configs it knows: "sensitive").
+AUTHORIZER_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS, "principal.builder.class")
+HIDDEN_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS)
+SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+DEFAULT_PRINCIPAL_BUILDER = (
+    "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+)
 # Controller ids start here (or above the highest broker id): never a broker's id.
 FIRST_CONTROLLER_ID = 3000
 
@@ -44,8 +56,10 @@ class BrokerView:
     protocol_map: str | None  # listener.security.protocol.map
     log_dirs: str | None
     authorizer: str | None = None
-    allow_everyone: str | None = None  # allow.everyone.if.no.acl.found
-    super_users: str | None = None
+    # the authorizer's settings Kafka shows, and those it only says are set (hidden)
+    authorizer_settings: tuple[tuple[str, str], ...] = ()
+    hidden: tuple[str, ...] = ()
+    inter_broker_mechanism: str | None = None  # sasl.mechanism.inter.broker.protocol
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,10 @@ class ConfigChange(_Strict):
         kept = {k: v for k, v in config.items() if k not in self.remove}
         return kept | self.set
 
+    def revealed(self, password: str) -> ConfigChange:
+        """The change with the password where the plan holds its place (kraft.sasl)."""
+        return ConfigChange(set=sasl.revealed(self.set, password), remove=self.remove)
+
 
 class KRaftPlan(_Strict):
     kind: str = PLAN_KIND
@@ -89,8 +107,14 @@ class KRaftPlan(_Strict):
     roll2: ConfigChange  # every broker: a KRaft broker (and node.id = its broker.id)
     finalize: ConfigChange  # every controller: ZooKeeper settings gone
     protocol_map_before: str | None  # the brokers' listener.security.protocol.map
+    sasl_user: str | None = None  # nodes authenticate each other as this user (kraft.sasl)
     authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
+
+    @property
+    def needs_secret(self) -> bool:
+        """Whether nodes' configurations need the SASL user's password (kraft.sasl)."""
+        return self.sasl_user is not None
 
     @property
     def voters(self) -> str:
@@ -132,6 +156,7 @@ class KRaftPlan(_Strict):
         return ConfigChange(
             set={"listener.security.protocol.map": before} if before else {},
             remove=[MIGRATION_FLAG, "controller.quorum.voters", "controller.listener.names"]
+            + (list(sasl.broker_side("")) if self.sasl_user else [])
             + ([] if before else ["listener.security.protocol.map"]),
         )
 
@@ -156,10 +181,17 @@ def parse_ibp(value: str | None) -> tuple[int, int] | None:
 
 
 def plan_kraft(
-    view: ClusterView, controllers: list[tuple[str, int]], zookeeper_connect: str
+    view: ClusterView,
+    controllers: list[tuple[str, int]],
+    zookeeper_connect: str,
+    hidden_values: Mapping[str, str] | None = None,
+    sasl_user: str | None = None,
 ) -> KRaftPlan:
     """The plan for ``view``, with controllers at ``controllers`` (host, port); refuses
-    what the guide forbids, naming the broker and the setting."""
+    what the guide forbids, naming the broker and the setting. ``hidden_values``: the
+    brokers' authorizer settings Kafka does not show (from their server.properties).
+    ``sasl_user``: who the nodes authenticate as when the inter-broker listener uses
+    SASL (kraft.sasl)."""
     _check(view)
     if not controllers:
         raise ConfigError("a KRaft quorum needs at least one controller")
@@ -171,7 +203,14 @@ def plan_kraft(
     voters = ",".join(f"{c.node_id}@{c.host}:{c.port}" for c in planned)
     sample = view.brokers[0]
     listener = sample.inter_broker_listener or "PLAINTEXT"
-    protocol_map = _with_controller(sample.protocol_map or f"{listener}:{listener}")
+    user = _sasl_user(view, sasl_user)
+    protocol_map = _with_controller(
+        sample.protocol_map or f"{listener}:{listener}",
+        "SASL_PLAINTEXT" if user else "PLAINTEXT",
+    )
+    mechanism = sample.inter_broker_mechanism or "GSSAPI"
+    secured = sasl.controller_side(user, listener, mechanism) if user else {}
+    to_controllers = sasl.broker_side(user) if user else {}
     controller_config = {
         "process.roles": "controller",
         "controller.quorum.voters": voters,
@@ -181,6 +220,7 @@ def plan_kraft(
         "inter.broker.listener.name": listener,
         MIGRATION_FLAG: "true",
         "zookeeper.connect": zookeeper_connect,
+        **secured,
     }
     roll1 = ConfigChange(
         set={
@@ -189,9 +229,10 @@ def plan_kraft(
             "controller.quorum.voters": voters,
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
+            **to_controllers,
         }
     )
-    authorizer = _authorizer(sample)
+    authorizer = authorizer_config(view, dict(hidden_values or {}), f"User:{user or 'ANONYMOUS'}")
     controller_config |= authorizer
     roll2 = ConfigChange(
         set={
@@ -199,7 +240,8 @@ def plan_kraft(
             "controller.quorum.voters": voters,
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
-            # the brokers keep their super users: clients are User:ANONYMOUS as well
+            **to_controllers,
+            # the brokers keep their other authorizer settings as they are
             **({"authorizer.class.name": KRAFT_AUTHORIZER} if authorizer else {}),
         },
         remove=[
@@ -223,31 +265,97 @@ def plan_kraft(
         finalize=ConfigChange(remove=[MIGRATION_FLAG, "zookeeper.connect"]),
         protocol_map_before=sample.protocol_map,
         authorizer_before=sample.authorizer,
+        sasl_user=user,
     )
 
 
-def _authorizer(b: BrokerView) -> dict[str, str]:
-    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer: KRaft's
-    StandardAuthorizer with the same default and super users, plus User:ANONYMOUS. On
-    a PLAINTEXT cluster brokers reach the controllers as User:ANONYMOUS, and a
-    StandardAuthorizer refuses everyone but super users until it has loaded the ACLs,
-    which the migration itself does; without it the controllers never start migrating.
-    The brokers (what clients talk to) keep their own super users."""
-    if not b.authorizer:
+def _sasl_user(view: ClusterView, given: str | None) -> str | None:
+    """The user nodes authenticate as: None on a PLAINTEXT inter-broker listener."""
+    if _protocol_of(view.brokers[0]) == "PLAINTEXT":
+        return None
+    if not given:
+        raise ConfigError(
+            f"cluster '{view.name}': its brokers authenticate each other with SASL; give "
+            "kmigrate a SASL user for it in clusters.yaml (sasl.username/sasl.password, a "
+            "super user: the controllers and brokers authenticate each other as it)"
+        )
+    return given
+
+
+def authorizer_config(
+    view: ClusterView, hidden_values: dict[str, str], broker_principal: str = ANONYMOUS
+) -> dict[str, str]:
+    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer:
+    KRaft's StandardAuthorizer deciding exactly as the brokers do (the same default for
+    resources without ACLs, the same super users, the same principal builder), so that
+    admin requests the brokers forward to the controllers are judged as before. No
+    super user is added: the brokers reach the controllers as ``broker_principal``
+    (User:ANONYMOUS on a PLAINTEXT controller listener), which the brokers' own rules
+    must let act as a broker before the ACLs are migrated, or the plan is refused
+    (:func:`_reachable`)."""
+    sample = view.brokers[0]
+    if not sample.authorizer:
         return {}
-    found = {"authorizer.class.name": KRAFT_AUTHORIZER}
-    if b.allow_everyone:
-        found["allow.everyone.if.no.acl.found"] = b.allow_everyone
-    users = [u for u in (b.super_users or "").split(";") if u]
-    found["super.users"] = ";".join([*users, *([] if ANONYMOUS in users else [ANONYMOUS])])
+    unknown = sorted(set(hidden_values) - set(sample.hidden))
+    if unknown:
+        raise ConfigError(
+            f"--authorizer-setting {unknown[0]}: broker {sample.broker_id} does not set it (the "
+            "controllers must decide exactly as the brokers do); leave it out"
+        )
+    settings = _authorizer_settings(sample, hidden_values)
+    for b in view.brokers[1:]:
+        if (b.authorizer, _authorizer_settings(b, hidden_values)) != (sample.authorizer, settings):
+            raise ConflictError(
+                f"cluster '{view.name}': brokers {sample.broker_id} and {b.broker_id} "
+                "authorize differently (authorizer.class.name, allow.everyone.if.no.acl.found, "
+                "super.users or principal.builder.class differ); make them equal first"
+            )
+    _reachable(view.name, settings, broker_principal)
+    return {"authorizer.class.name": KRAFT_AUTHORIZER, **settings}
+
+
+def _authorizer_settings(b: BrokerView, hidden_values: dict[str, str]) -> dict[str, str]:
+    shown = dict(b.authorizer_settings)
+    found: dict[str, str] = {}
+    for key in AUTHORIZER_SETTINGS:
+        if key in b.hidden:
+            if key not in hidden_values:
+                raise ConfigError(
+                    f"broker {b.broker_id} sets {key}, whose value Kafka does not show; pass "
+                    f"--authorizer-setting {key}=VALUE as in the brokers' server.properties"
+                )
+            found[key] = hidden_values[key]
+        elif key in shown and shown[key] != DEFAULT_PRINCIPAL_BUILDER:
+            found[key] = shown[key]
     return found
 
 
-def _with_controller(protocol_map: str) -> str:
+def _reachable(cluster: str, settings: dict[str, str], principal: str) -> None:
+    """The controllers must accept the brokers (``principal``) before they hold any
+    ACL: as a super user of the brokers' own, or by allow.everyone.if.no.acl.found."""
+    supers = [u.strip() for u in settings.get(SUPER_USERS, "").split(";") if u.strip()]
+    if principal in supers or settings.get(ALLOW_EVERYONE, "false").lower() == "true":
+        return
+    how = "a PLAINTEXT controller listener" if principal == ANONYMOUS else "SASL"
+    raise ConflictError(
+        f"cluster '{cluster}': its brokers reach the KRaft controllers as {principal} "
+        f"({how}), which is neither a super user nor allowed by {ALLOW_EVERYONE}; the "
+        "controllers would have to make it a super user until the ACLs are migrated, "
+        "letting its requests (and admin requests the brokers forward) skip every ACL. "
+        "kmigrate never widens access: "
+        + (
+            "migrate by hand with a SASL controller listener"
+            if principal == ANONYMOUS
+            else "give kmigrate a super user of the brokers in clusters.yaml"
+        )
+    )
+
+
+def _with_controller(protocol_map: str, protocol: str) -> str:
     entries = [
         e for e in protocol_map.split(",") if e and not e.startswith(CONTROLLER_LISTENER + ":")
     ]
-    return ",".join([*entries, f"{CONTROLLER_LISTENER}:PLAINTEXT"])
+    return ",".join([*entries, f"{CONTROLLER_LISTENER}:{protocol}"])
 
 
 def _check(view: ClusterView) -> None:
@@ -290,11 +398,22 @@ def _check_broker(view: ClusterView, b: BrokerView) -> None:
             f"{view.brokers[0].inter_broker_listener}: make them equal first"
         )
     protocol = _protocol_of(b)
-    if protocol != "PLAINTEXT":
+    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
         raise ConflictError(
             f"cluster '{view.name}': broker {b.broker_id}'s inter-broker listener "
-            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT clusters "
-            "only so far (the controllers would need the same security settings)"
+            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT and "
+            "SASL_PLAINTEXT clusters only so far (TLS would need the controllers' keystores)"
+        )
+    if protocol == "SASL_PLAINTEXT" and b.inter_broker_mechanism not in SASL_MECHANISMS:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {b.broker_id} authenticates inter-broker traffic "
+            f"with {b.inter_broker_mechanism or 'GSSAPI'}; kmigrate migrates "
+            f"{', '.join(SASL_MECHANISMS)} only so far"
+        )
+    if b.inter_broker_mechanism != view.brokers[0].inter_broker_mechanism:
+        raise ConflictError(
+            f"cluster '{view.name}': brokers {view.brokers[0].broker_id} and {b.broker_id} "
+            "use different sasl.mechanism.inter.broker.protocol; make them equal first"
         )
     if b.authorizer and b.authorizer != ZK_AUTHORIZER:
         raise ConflictError(

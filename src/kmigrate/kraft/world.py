@@ -10,7 +10,7 @@ from typing import Any
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
+from kmigrate.kraft.plan import AUTHORIZER_SETTINGS, MIGRATION_FLAG, BrokerView, ClusterView
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import children, read_json
 
@@ -35,8 +35,11 @@ def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> Br
         protocol_map=config.get("listener.security.protocol.map"),
         log_dirs=config.get("log.dirs") or config.get("log.dir"),
         authorizer=config.get("authorizer.class.name") or None,
-        allow_everyone=config.get("allow.everyone.if.no.acl.found"),
-        super_users=config.get("super.users") or None,
+        authorizer_settings=tuple(
+            (k, config[k]) for k in AUTHORIZER_SETTINGS if config.get(k) is not None
+        ),
+        inter_broker_mechanism=config.get("sasl.mechanism.inter.broker.protocol"),
+        hidden=tuple(k for k in AUTHORIZER_SETTINGS if k in admin.hidden_broker_configs(broker_id)),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
+from kmigrate.migration.authorization import target_differences
 from kmigrate.migration.mirroring import stop_if_idle
 from kmigrate.migration.observe import observe
 from kmigrate.migration.session import Migration, Report, Step
@@ -67,6 +68,7 @@ def promote_topics(
         todo.append(name)
     quiet = m.plan.quiet_period_s if quiet_period_s is None else quiet_period_s
     waiting = [t for t in todo if linked.get(t) is not TopicState.PROMOTED]
+    _guard_authorization(m, step, waiting, source, target)
     if m.plan.via_gateway:
         if todo:
             _through_gateway(m, step, todo, waiting, timeout_s, report)
@@ -136,6 +138,22 @@ def _not_yet(m: Migration, name: str, phase: TopicPhase, has_groups: bool) -> st
             f"move them first (consumers first): kmigrate migrate consumers {' '.join(unmoved)}"
         )
     return f"topic {name} is {phase.value}, not in sync yet; promote needs it in sync"
+
+
+def _guard_authorization(
+    m: Migration, step: Step, topics: list[str], source: ClusterAdmin, target: ClusterAdmin
+) -> None:
+    """Clients moved to the target may do there exactly what they could on the source."""
+    if not topics:
+        return
+    groups = sorted({g for t in topics for g in m.plan.groups_of(t)})
+    changed = target_differences([a.entry() for a in m.plan.acls], topics, groups, source, target)
+    if changed:
+        step.refuse(
+            f"target '{m.plan.target}' authorizes differently from source '{m.plan.source}': "
+            + "; ".join(changed[:3])
+            + " (as target: source); give the target the same ACLs and authorizer settings"
+        )
 
 
 def _guard_quiet(

@@ -95,6 +95,14 @@ class SandboxKRaftOperator:
 
     # ---------------------------------------------------------------------- brokers
 
+    def broker_settings(self, broker_id: int) -> dict[str, str]:
+        """The broker's server.properties as the sandbox wrote it."""
+        cluster = self._cluster()
+        broker = next((b for b in cluster.brokers if b.node_id == broker_id), None)
+        if broker is None:
+            raise SandboxError(f"cluster {self.cluster} has no broker {broker_id}")
+        return read_properties(broker_properties(self.directory, cluster, broker))
+
     def restart_broker(self, broker_id: int, change: ConfigChange, *, quick_stop: bool) -> None:
         cluster = self._cluster()
         broker = next((b for b in cluster.brokers if b.node_id == broker_id), None)

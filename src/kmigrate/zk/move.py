@@ -17,6 +17,7 @@ from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.model.operations import ENSEMBLE_MOVE
+from kmigrate.runbook import guards
 from kmigrate.runbook.operation import Kind, Operation, Phased
 from kmigrate.zk.members import Member, parse_member
 from kmigrate.zk.operator import Operator
@@ -93,8 +94,15 @@ def run_move(move: Move) -> None:
         problem = _healthy(move)
         if problem is not None:
             raise ConflictError(f"not starting the move of '{move.plan.kafka}': {problem}")
+        guards.remember_authorization(move, move.admin.cluster)
     steps = {"join": join, "check": check, "switch": switch, "split": split}
-    move.op.run_phases(PHASES, lambda phase: steps[phase](move), reached=state.phase)
+
+    def guarded(phase: str) -> None:
+        steps[phase](move)
+        # the brokers' AclAuthorizer reads the ACLs from the ensemble they run on now
+        guards.same_authorization(move, move.admin.cluster, phase)
+
+    move.op.run_phases(PHASES, guarded, reached=state.phase)
     move.op.set_phase("done")
     move.report(
         f"cluster {move.plan.kafka} now runs on ZooKeeper ensemble {move.plan.target.name}; "

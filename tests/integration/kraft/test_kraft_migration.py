@@ -9,7 +9,9 @@ controller), with an acks=all producer and a consumer group running throughout:
 * a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
   brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
   partitions, configs, ACLs, idle group offsets, SCRAM credentials and dynamic broker
-  configs read as before; revert refused.
+  configs read as before; revert refused; the authorizer decides as before (probes
+  after every phase; Kafka's ConfigCommand still refused by a DENY ACL and still
+  allowed where no ACL names the topic).
 
 Each kill is at a step boundary of its roll or a random moment after one, drawn by the
 kill-point sweep's seeded chooser (tests/killpoints.py; the seed is printed, replay with
@@ -38,12 +40,13 @@ from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.sandbox import manager, process
+from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
 from tests.helpers import seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
-from tests.killpoints import choose
+from tests.killpoints import Kill, choose
 from tests.killrun import kill_at_point, kmigrate
 from tests.userview import committed
 
@@ -80,6 +83,8 @@ def _metadata(config: ClusterConfig) -> None:
             AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
             # the test reads as User:ANONYMOUS (PLAINTEXT): an ACL on kept-0 would hide it
             AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
+            # ... and may not alter kept-0's configs (Kafka's ConfigCommand checks it)
+            AclEntry("TOPIC", "kept-0", "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
         ])  # fmt: skip
         idle = [TopicPartitionOffset("kept-1", p, 0) for p in range(3)]
         wait_for(lambda: committed(admin, "idle", idle), timeout=60,
@@ -97,11 +102,30 @@ def _kraft(
     )  # fmt: skip
 
 
-def _killed_in(config: Path, log: Path, roll: str, rng: random.Random, *args: str) -> None:
-    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` or a random
-    moment after one, as the seeded chooser draws it."""
-    point = choose(rng, [b.format(r=roll) for b in ROLL], span_s=6.0)
-    kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
+def _killed_in(
+    config: Path,
+    log: Path,
+    roll: str,
+    rng: random.Random,
+    *args: str,
+    after_broker_1: bool = False,
+) -> Kill:
+    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` (one after
+    broker 1's restart when ``after_broker_1``) or a random moment after one, as the
+    seeded chooser draws it."""
+    marks = [b.format(r=roll) for b in ROLL[2 if after_broker_1 else 0 :]]
+    point = choose(rng, marks, span_s=6.0)
+    return kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
+
+
+def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProcess[str]:
+    """Kafka's ConfigCommand altering ``topic``'s retention, as User:ANONYMOUS."""
+    return subprocess.run(
+        ["java", "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*", "kafka.admin.ConfigCommand",
+         "--bootstrap-server", kafka.bootstrap_servers, "--alter", "--entity-type", "topics",
+         "--entity-name", topic, "--add-config", "retention.ms=3600000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
 
 
 def _plan(config: Path, folder: Path) -> Path:
@@ -217,15 +241,18 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     log = tmp_path / "kraft.log"
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
-    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 3
+    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
     assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
     assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
     rng = seeded()
     with _traffic(kafka) as (topic, traffic, group):
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
-        _killed_in(config, log, "roll2", rng, "migrate", str(plan))
+        # in roll 2 after broker 1 is done: the resume must say it skips broker 1
+        roll2 = _killed_in(config, log, "roll2", rng, "migrate", str(plan), after_broker_1=True)
         done = _kraft(config, "migrate", str(plan))
         assert done.returncode == 0, done.stderr
+        if roll2.exit_code is None:  # else it finished within the random delay
+            assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
         refused = _kraft(config, "finalize", str(plan), input_text="n\n")
         assert refused.returncode != 0 and "POINT OF NO RETURN" in refused.stdout
         finalized = _kraft(config, "finalize", str(plan), "--yes")
@@ -240,6 +267,15 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
     no_way_back = _kraft(config, "revert", str(plan))
     assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
+    probed = [e["detail"] for e in events if e["step"] == "authorization unchanged"]
+    assert len(probed) >= 5, "authorization probed after every phase and before finalizing"
+    # Who may do what, as Kafka's own tool finds it: the DENY still refuses (with the
+    # controllers trusting User:ANONYMOUS as a super user, it did not), and a topic no
+    # ACL names can still be altered (allow.everyone.if.no.acl.found reached them)
+    denied = _alter_config(kafka, "kept-0")
+    assert denied.returncode != 0 and "TopicAuthorizationException" in denied.stderr
+    allowed = _alter_config(kafka, topic)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     with TestClient(create_app(load_settings(config))) as api:  # `kmigrate serve` agrees
         served = api.get(f"/api/kraft/{CLUSTER}").json()
-    assert served["phase"] == "finalized" and served["brokers"] == [1, 2]
+    assert served.get("phase") == "finalized" and served["brokers"] == [1, 2], served

@@ -7,13 +7,15 @@ from pathlib import Path
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import copy_acls
+from kmigrate.migration.authorization import target_differences
 from kmigrate.migration.check import check_plan
 from kmigrate.migration.planner import new_plan
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.model.migrations import SwitchOrder
-from kmigrate.sandbox.state import SandboxState
+from kmigrate.sandbox.clusters_yaml import cluster_config
+from kmigrate.sandbox.state import CLIENT_USER, SandboxState
 from kmigrate.store import open_store
-from tests.helpers import unique
+from tests.helpers import unique, wait_for
 from tests.integration.conftest import Clusters
 
 
@@ -63,3 +65,33 @@ def test_plan_lists_the_acls_and_start_copies_them_once(
         "cannot take the plan's 3 ACL(s) (no authorizer is configured)" in p
         for p in report.problems
     ), report.problems
+
+
+def test_promote_finds_a_target_that_would_let_a_client_do_more(secure: SandboxState) -> None:
+    """`migrate promote` refuses a target that answers the promoted topics' probes
+    unlike the source, asked as the same principal (here the sandbox's plain user)."""
+    source, target = (
+        cluster_config(secure, secure.clusters[n], user=CLIENT_USER) for n in ("locked", "vault")
+    )
+    settings = load_settings(secure.directory / "clusters.yaml")
+    topic, group, who = unique("authz-t"), unique("authz-g"), f"User:{CLIENT_USER}"
+    reads = [AclEntry("TOPIC", topic, "LITERAL", who, "*", op, "ALLOW")
+             for op in ("DESCRIBE", "DESCRIBE_CONFIGS")]  # fmt: skip
+    wider = AclEntry("TOPIC", topic, "LITERAL", who, "*", "ALL", "ALLOW")
+    for name, grants in (("locked", reads), ("vault", [wider])):
+        with ClusterAdmin(settings.cluster(name)) as admin:
+            admin.create_topic(topic, 1)
+            admin.create_acls(grants)
+
+    def changed() -> list[str]:
+        with ClusterAdmin(source) as src, ClusterAdmin(target) as tgt:
+            return target_differences(reads, [topic], [group], src, tgt)
+
+    wait_for(lambda: bool(changed()), timeout=30, message="the target's wider ACL to show")
+    assert changed() == [
+        f"{who}: alter-config {topic}: was denied (TOPIC_AUTHORIZATION_FAILED), now allowed"
+    ]
+    with ClusterAdmin(settings.cluster("vault")) as admin:
+        admin.create_acls(reads)
+        admin.delete_acls([wider])
+    wait_for(lambda: changed() == [], timeout=30, message="the same ACLs to answer the same")

@@ -24,9 +24,10 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
 
-from kmigrate.config import load_settings
+from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
+from kmigrate.model.cluster import AclEntry
 from kmigrate.sandbox.state import load_state
 from kmigrate.zk.plan import load_plan
 from tests.helpers import run_cli, seeded, unique
@@ -95,6 +96,17 @@ def _kill_during(config: Path, plan: Path, log: Path, phase: str, rng: random.Ra
     kill_at_point(argv, log, point, timeout_s=180)
 
 
+def _guarded_topic(kafka: ClusterConfig, topic: str) -> None:
+    """A topic whose configs User:ANONYMOUS may not alter: who may do what must not
+    change (the brokers read their ACLs from the ensemble they run on)."""
+    with ClusterAdmin(kafka) as admin:
+        admin.create_topic(topic, 2, replication_factor=2)
+        admin.create_acls([
+            AclEntry("TOPIC", topic, "LITERAL", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
+            AclEntry("TOPIC", topic, "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
+        ])  # fmt: skip
+
+
 def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     sandbox: Path, tmp_path: Path
 ) -> None:
@@ -102,8 +114,7 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     settings = load_settings(config)
     kafka = settings.cluster("legacy")
     topic, group = unique("zkmove"), unique("g-zkmove")
-    with ClusterAdmin(kafka) as admin:
-        admin.create_topic(topic, 2, replication_factor=2)
+    _guarded_topic(kafka, topic)
     plan_file = tmp_path / "move.yaml"
     planned = run_cli(
         "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o",
@@ -165,10 +176,14 @@ def _assert_recorded(config: Path) -> None:
     assert "phase reached: done" in status.stdout, status.stdout + status.stderr
     history = run_cli("zk", "history", "--kafka", "legacy", "--json", config=str(config))
     events = json.loads(history.stdout)["events"]
-    (checked,) = [e for e in events if e["phase"] == "check" and e["outcome"] == "done"]
+    (checked,) = [e for e in events if e["phase"] == "check" and "identical" in e["step"]]
     assert "identical on servers 1 and 4" in checked["step"], checked
     assert int(checked["detail"].split()[0]) > 20, "Kafka's znodes compared one by one"
     assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
+    (probed,) = [e for e in events if e["step"] == "authorization" and e["phase"] == "baseline"]
+    assert '"denied (TOPIC_AUTHORIZATION_FAILED)"' in probed["detail"], probed
+    unchanged = {e["phase"] for e in events if e["step"] == "authorization unchanged"}
+    assert unchanged == {"join", "check", "switch", "split"}, unchanged
 
 
 def _cleanup_removes_each_sides_leftovers(config: Path) -> None:

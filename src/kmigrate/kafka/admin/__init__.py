@@ -14,12 +14,14 @@ module and shares the client through :class:`~kmigrate.kafka.admin.connection.Ad
 - ``groups``: consumer groups, committed offsets and lag
 - ``acls``: ACL bindings
 - ``users``: SCRAM credentials
+- ``authorization``: the authorizer's answers, asked without changing anything
 """
 
 from __future__ import annotations
 
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin.acls import Acls
+from kmigrate.kafka.admin.authorization import Authorization
 from kmigrate.kafka.admin.brokers import Brokers
 from kmigrate.kafka.admin.configs import Configs
 from kmigrate.kafka.admin.connection import AdminConnection
@@ -40,6 +42,7 @@ class ClusterAdmin:
 
         self.describe_cluster = brokers.describe_cluster
         self.broker_config = brokers.broker_config
+        self.hidden_broker_configs = brokers.hidden_broker_configs
         self.default_replication = brokers.default_replication
 
         self.dynamic_configs = configs.dynamic_configs
@@ -70,6 +73,8 @@ class ClusterAdmin:
         self.list_acls = acls.list_acls
         self.create_acls = acls.create_acls
         self.delete_acls = acls.delete_acls
+
+        self.authorization_answer = Authorization(conn).answer
 
         users = Users(conn)
         self.scram_credentials = users.scram_credentials

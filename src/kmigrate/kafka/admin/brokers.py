@@ -38,6 +38,14 @@ class Brokers:
         (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
         return {name: e.value for name, e in entries.items() if e.value is not None}
 
+    def hidden_broker_configs(self, node_id: int) -> set[str]:
+        """The names a broker says it sets but does not show: passwords, and settings
+        Kafka does not know (an authorizer's), which it treats as secret."""
+        resource = ConfigResource(ResourceType.BROKER, str(node_id))
+        futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
+        (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
+        return {name for name, e in entries.items() if e.value is None and e.is_sensitive}
+
     def default_replication(self) -> int:
         """The cluster's default.replication.factor, bounded by its broker count."""
         brokers = self.describe_cluster().brokers

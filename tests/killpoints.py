@@ -62,9 +62,10 @@ class KillPoint:
 def choose(rng: random.Random, boundaries: list[str | None], span_s: float) -> KillPoint:
     """One kill point for a test's run: one of ``boundaries`` or, as often, a random moment
     of up to ``span_s`` after one of them (inside the step that follows it); None among
-    them stands for the run's start (a kill there is always a random moment after it)."""
+    them stands for the run's start (a kill there is always a random moment after it).
+    ``span_s`` 0: boundaries only."""
     after = rng.choice(boundaries)
-    if after is not None and rng.random() < 0.5:
+    if after is not None and (span_s <= 0 or rng.random() < 0.5):
         return KillPoint(after)
     return KillPoint(after, round(rng.uniform(0.1, span_s), 1))
 

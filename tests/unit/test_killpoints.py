@@ -46,6 +46,7 @@ def test_a_tests_kill_point_is_replayable_from_its_seed() -> None:
     assert {p.after for p in drawn} == set(marks)
     assert any(p.delay_s == 0 for p in drawn) and any(p.delay_s > 0 for p in drawn)
     assert all(0 <= p.delay_s <= 8.0 for p in drawn)
+    assert all(choose(random.Random(s), marks, 0.0).delay_s == 0 for s in range(50))
     assert matches(KillPoint("roll1: broker 1"), "> roll1: broker 1 (migration mode)")
     assert not matches(KillPoint("roll1: broker 1"), "> roll2: broker 1 (kraft mode)")
 

@@ -1,13 +1,20 @@
 """The cluster's metadata as users see it, read before and after every step of a
 migration and compared field by field: topics, their partitions and replicas, their
-configs, ACLs, and committed group offsets. A group with members consumes meanwhile,
-so its offsets may only grow; an idle group's must read the same. It reads as the
-client clusters.yaml configures: what ACLs hide from that principal it cannot compare."""
+configs, ACLs, committed group offsets, SCRAM credentials (mechanism and iterations:
+Kafka never returns passwords) and the dynamic broker configs (each broker's and the
+cluster-wide default). A group with members consumes meanwhile, so its offsets may only
+grow; an idle group's must read the same. It reads as the client clusters.yaml
+configures: what ACLs hide from that principal it cannot compare.
+
+Client quotas are compared too when someone read them (``quotas``): confluent-kafka has
+no DescribeClientQuotas, so ``take`` leaves them empty (the kill-point sweep reads them
+with Kafka's own ConfigCommand)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -20,6 +27,9 @@ class Snapshot:
     acls: list[str]
     groups: dict[str, dict[str, int]]  # group -> "topic[p]" -> committed offset
     active: list[str]  # groups with members when read
+    scram: dict[str, list[str]] = field(default_factory=dict)  # user -> "MECHANISM/ITERATIONS"
+    brokers: dict[str, dict[str, str]] = field(default_factory=dict)  # id or "default" -> set
+    quotas: dict[str, dict[str, str]] = field(default_factory=dict)  # entity -> quota -> value
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -33,7 +43,9 @@ class Snapshot:
         partitions = sum(len(p) for p in self.topics.values())
         return (
             f"{len(self.topics)} topics, {partitions} partitions, {len(self.acls)} ACLs, "
-            f"{len(self.groups)} groups"
+            f"{len(self.groups)} groups, {len(self.scram)} SCRAM users, "
+            f"{len(self.brokers)} broker config sets"
+            + (f", {len(self.quotas)} quota entities" if self.quotas else "")
         )
 
 
@@ -54,13 +66,23 @@ def take(admin: ClusterAdmin) -> Snapshot:
     return Snapshot(
         topics={t.name: {str(p.partition): list(p.replicas) for p in t.partitions} for t in topics},
         configs=admin.topic_configs(names) if names else {},
-        acls=sorted(
-            f"{a.permission} {a.principal} {a.operation} {a.resource_type}:"
-            f"{a.pattern_type}:{a.resource_name} from {a.host}"
-            for a in admin.list_acls()
-        ),
+        acls=_acls(admin),
         groups=groups,
         active=sorted(active),
+        scram=admin.scram_credentials(),
+        brokers=admin.broker_configs([b.node_id for b in admin.describe_cluster().brokers]),
+    )
+
+
+def _acls(admin: ClusterAdmin) -> list[str]:
+    """Every ACL binding as one line; none on a cluster without an authorizer (which
+    refuses to list them)."""
+    if not admin.broker_config().get("authorizer.class.name"):
+        return []
+    return sorted(
+        f"{a.permission} {a.principal} {a.operation} {a.resource_type}:"
+        f"{a.pattern_type}:{a.resource_name} from {a.host}"
+        for a in admin.list_acls()
     )
 
 
@@ -86,7 +108,21 @@ def differences(before: Snapshot, after: Snapshot) -> list[str]:
     for acl in sorted(set(after.acls) - set(before.acls)):
         found.append(f"ACL added: {acl}")
     found += _group_differences(before, after)
+    found += _keyed_differences("SCRAM credentials of user", before.scram, after.scram)
+    found += _keyed_differences("dynamic configs of broker", before.brokers, after.brokers)
+    found += _keyed_differences("quotas of", before.quotas, after.quotas)
     return found
+
+
+def _keyed_differences(
+    what: str, before: Mapping[str, object], after: Mapping[str, object]
+) -> list[str]:
+    """``what <key>`` for each key whose value changed, appeared or went."""
+    return [
+        f"{what} {key}: {before.get(key)}, now {after.get(key)}"
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
 
 
 def _group_differences(before: Snapshot, after: Snapshot) -> list[str]:

@@ -8,16 +8,21 @@ controller), with an acks=all producer and a consumer group running throughout:
   /migration), its metadata as before;
 * a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
   brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
-  partitions, configs, ACLs and idle group offsets read as before; revert refused; the
-  authorizer decides as before (probes after every phase; Kafka's ConfigCommand still
-  refused by a DENY ACL and still allowed where no ACL names the topic).
+  partitions, configs, ACLs, idle group offsets, SCRAM credentials and dynamic broker
+  configs read as before; revert refused; the authorizer decides as before (probes
+  after every phase; Kafka's ConfigCommand still refused by a DENY ACL and still
+  allowed where no ACL names the topic).
+
+Each kill is at a step boundary of its roll or a random moment after one, drawn by the
+kill-point sweep's seeded chooser (tests/killpoints.py; the seed is printed, replay with
+KMIGRATE_TEST_SEED); bench/killpoints.py kills at every boundary.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
+import random
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,12 +43,17 @@ from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
-from tests.helpers import unique, wait_for
+from tests.helpers import seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
+from tests.killpoints import Kill, choose
+from tests.killrun import kill_at_point, kmigrate
+from tests.userview import committed
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
+# each roll's step boundaries (progress lines) a kill is drawn from
+ROLL = ["phase {r}", "{r}: restarting broker 1", "{r}: broker 1", "{r}: restarting broker 2"]
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +86,11 @@ def _metadata(config: ClusterConfig) -> None:
             # ... and may not alter kept-0's configs (Kafka's ConfigCommand checks it)
             AclEntry("TOPIC", "kept-0", "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
         ])  # fmt: skip
-        admin.alter_group_offsets("idle", [TopicPartitionOffset("kept-1", p, 0) for p in range(3)])
+        idle = [TopicPartitionOffset("kept-1", p, 0) for p in range(3)]
+        wait_for(lambda: committed(admin, "idle", idle), timeout=60,
+                 message="the coordinator of group idle answering")  # fmt: skip
+        admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
+        admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
 
 
 def _kraft(
@@ -88,22 +102,20 @@ def _kraft(
     )  # fmt: skip
 
 
-def _killed_at(config: Path, log: Path, marker: str, *args: str) -> None:
-    """`kraft migrate ...` SIGKILLed once it printed ``marker``."""
-    seen = log.read_text().count(marker) if log.exists() else 0
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    wait_for(
-        lambda: proc.poll() is not None or log.read_text().count(marker) > seen,
-        timeout=240,
-        message=f"kraft {args[0]} reaching '{marker}'",
-    )
-    assert proc.poll() is None, f"it ended before '{marker}': {log.read_text()[-2000:]}"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(30)
+def _killed_in(
+    config: Path,
+    log: Path,
+    roll: str,
+    rng: random.Random,
+    *args: str,
+    after_broker_1: bool = False,
+) -> Kill:
+    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` (one after
+    broker 1's restart when ``after_broker_1``) or a random moment after one, as the
+    seeded chooser draws it."""
+    marks = [b.format(r=roll) for b in ROLL[2 if after_broker_1 else 0 :]]
+    point = choose(rng, marks, span_s=6.0)
+    return kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
 
 
 def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProcess[str]:
@@ -195,10 +207,11 @@ def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
     kafka = load_settings(config).cluster(CLUSTER)
     plan = _plan(config, tmp_path)
     log = tmp_path / "kraft.log"
+    rng = seeded()
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
     with _traffic(kafka) as (topic, traffic, group):
-        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
+        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
         resumed = _kraft(config, "migrate", str(plan), "--until", "dual-write")
         assert resumed.returncode == 0, resumed.stderr
         found = Znodes.read(load_plan(plan).zookeeper_connect)
@@ -229,12 +242,17 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
     assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
+    assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
+    assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
+    rng = seeded()
     with _traffic(kafka) as (topic, traffic, group):
-        _killed_at(config, log, "roll1: restarting broker 2", "migrate", str(plan))
-        _killed_at(config, log, "roll2: restarting broker 2", "migrate", str(plan))
+        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
+        # in roll 2 after broker 1 is done: the resume must say it skips broker 1
+        roll2 = _killed_in(config, log, "roll2", rng, "migrate", str(plan), after_broker_1=True)
         done = _kraft(config, "migrate", str(plan))
         assert done.returncode == 0, done.stderr
-        assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
+        if roll2.exit_code is None:  # else it finished within the random delay
+            assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
         refused = _kraft(config, "finalize", str(plan), input_text="n\n")
         assert refused.returncode != 0 and "POINT OF NO RETURN" in refused.stdout
         finalized = _kraft(config, "finalize", str(plan), "--yes")

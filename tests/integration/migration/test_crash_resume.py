@@ -1,12 +1,12 @@
-"""kill -9 a migration command at a random moment of its step: the next command sees what
+"""kill -9 a migration command at a step boundary or a random moment of its step (the
+kill-point sweep's seeded chooser, tests/killpoints.py): the next command sees what
 was left (refusing other steps while one is half done), the same command finishes it,
 and both clusters still match record by record."""
 
 from __future__ import annotations
 
-import os
 import random
-import signal
+import sys
 from pathlib import Path
 
 from kmigrate.config import load_settings
@@ -23,21 +23,23 @@ from tests.integration.groups.consumers import (
     consume_to_end,
     take_cut,
 )
-from tests.integration.migration.harness import Migration, fill, new_migration, spawn_cli
+from tests.integration.migration.harness import Migration, fill, new_migration
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
+from tests.killpoints import choose
+from tests.killrun import kill_at_point
 
 
-def kill_at_random(m: Migration, rng: random.Random, span: tuple[float, float], *args: str) -> str:
-    """Run `kmigrate ARGS` and kill -9 it after a random delay; returns what it printed."""
-    proc = spawn_cli(m, *args)
-    delay = rng.uniform(*span)
-    try:
-        proc.wait(timeout=delay)  # the random kill moment (it may finish first)
-    except Exception:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    return f"killed after {delay:.1f}s (exit {proc.returncode}): {stderr[-500:]}"
+def kill_at_random(
+    m: Migration, rng: random.Random, marks: list[str | None], span_s: float, *args: str
+) -> str:
+    """Run `kmigrate ARGS` and kill -9 it at one of ``marks`` (its progress lines; None:
+    its start) or a random moment after one, as the kill-point sweep's seeded chooser
+    draws it (it may finish first); returns what happened."""
+    point = choose(rng, marks, span_s)
+    argv = [sys.executable, "-m", "kmigrate", "--config", str(m.config), *args]
+    log = m.folder / "killed.log"
+    kill = kill_at_point(argv, log, point, timeout_s=240, may_finish=True)
+    return f"{args[:2]} {point.describe()}: {kill.where}: {log.read_text()[-500:]}"
 
 
 def pending(m: Migration) -> str | None:
@@ -62,14 +64,16 @@ def test_killed_start_rollback_and_promote_resume_exactly(
     m = new_migration(clusters, tmp_path, records=6_000, group=False)
     try:
         # start, killed somewhere between the plan check and the mirror's first batch.
-        note = kill_at_random(m, rng, (1.0, 14.0), "migrate", "start", str(m.plan))
+        note = kill_at_random(
+            m, rng, [None, "starting the mirror"], 14.0, "migrate", "start", str(m.plan)
+        )
         m.ok("migrate", "start", str(m.plan))
         assert m.topic_state() in ("MIRRORING", "IN_SYNC"), note
         fill(clusters.source, m.topic, 2_000, first=6_000)  # traffic while mirroring
         assert copy_is_exact(m) == 8_000, note
 
         # rollback, killed mid-way: another step refuses until rollback is finished.
-        note = kill_at_random(m, rng, (0.5, 6.0), "migrate", "rollback", m.topic)
+        note = kill_at_random(m, rng, [None, "deleting"], 6.0, "migrate", "rollback", m.topic)
         if pending(m) == "rollback":
             other = m.cli("migrate", "promote", m.topic)
             assert other.code == 5 and "interrupted `rollback`" in other.stderr, other.stderr
@@ -86,7 +90,9 @@ def test_killed_start_rollback_and_promote_resume_exactly(
         m.wait_topic("IN_SYNC")
 
         # promote, killed mid-way (quiet period 1 s), then finished by a second promote.
-        note = kill_at_random(m, rng, (0.3, 5.0), "migrate", "promote", m.topic)
+        note = kill_at_random(
+            m, rng, [None, "checking that no producer writes"], 5.0, "migrate", "promote", m.topic
+        )
         m.ok("migrate", "promote", m.topic)
         assert m.states()[f"topic:{m.topic}"] == ("PROMOTED", None), note
         (linked,) = link_topics_of(store, m.name)
@@ -112,7 +118,7 @@ def test_killed_consumer_moves_there_and_back_resume_at_the_exact_offsets(
         m.ok("migrate", "start", str(m.plan))
         m.wait_topic("IN_SYNC")
         cut = take_cut(clusters.source, m.topic, m.group, [])
-        note = kill_at_random(m, rng, (0.3, 4.0), "migrate", "consumers", m.group)
+        note = kill_at_random(m, rng, [None], 4.0, "migrate", "consumers", m.group)
         m.ok("migrate", "consumers", m.group)
         assert m.states()[f"group:{m.group}"] == ("MOVED", None), note
         with ClusterAdmin(clusters.target) as admin:
@@ -124,7 +130,7 @@ def test_killed_consumer_moves_there_and_back_resume_at_the_exact_offsets(
 
         # The fallback: rollback, killed at a random moment, moves the group back to the
         # source at the source position of each record it was at on the target.
-        note = kill_at_random(m, rng, (0.5, 6.0), "migrate", "rollback", m.topic)
+        note = kill_at_random(m, rng, [None, "deleting"], 6.0, "migrate", "rollback", m.topic)
         m.ok("migrate", "rollback", m.topic)
         states = m.states()
         assert states[f"group:{m.group}"] == ("ON_SOURCE", None), note

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +20,10 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.process import is_ours
 from kmigrate.sandbox.state import load_state
-from tests.helpers import run_cli, unique, wait_for
+from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.traffic import Group, Traffic
+from tests.killpoints import choose
+from tests.killrun import kill_at_point
 
 RACKS = ["a", "b", "a", "b"]
 
@@ -204,21 +204,17 @@ def _kill_resume_cancel(sandbox: Path, tmp_path: Path, topic: str) -> None:
     plan = tmp_path / "rf.json"
     cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "2",
         "--topics", topic, "-o", str(plan))  # fmt: skip
-    log = tmp_path / "apply.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kmigrate", "--config", config, "reassign", "apply",
-             str(plan), "--throttle", "1MB", "--max-moves", "2", "--wait"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    wait_for(lambda: "moving 2 partition(s)" in log.read_text() or proc.poll() is not None,
-             timeout=60, message="apply moving its first partitions")  # fmt: skip
-    assert proc.poll() is None, log.read_text()
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(30)
-    status = json.loads(cli(sandbox, "reassign", "status", "--cluster", "c", "--json"))
-    assert status["state"] == "running" and status["throttled_brokers"], status
-    cli(sandbox, "reassign", "apply", str(plan), "--resume", "--wait")
+    # killed at a step boundary or a random moment after one (the sweep's seeded chooser)
+    point = choose(seeded(), ["throttle", "moving 2 partition(s)"], span_s=3.0)
+    argv = [sys.executable, "-m", "kmigrate", "--config", config, "reassign", "apply",
+            str(plan), "--throttle", "1MB", "--max-moves", "2", "--wait"]  # fmt: skip
+    killed = kill_at_point(argv, tmp_path / "apply.log", point, timeout_s=60)
+    if killed.exit_code is None:  # else it finished within the random delay
+        status = json.loads(cli(sandbox, "reassign", "status", "--cluster", "c", "--json"))
+        assert status["state"] == "running", status
+        if killed.last and killed.last.startswith("moving"):
+            assert status["throttled_brokers"], status
+        cli(sandbox, "reassign", "apply", str(plan), "--resume", "--wait")
     assert all(len(r) == 2 for r in replicas_of(sandbox, topic).values())
     no_throttles(sandbox)
 

@@ -14,6 +14,7 @@ module and shares the client through :class:`~kmigrate.kafka.admin.connection.Ad
 - ``offsets``: watermarks, offsets by time, deleting records
 - ``groups``: consumer groups, committed offsets and lag
 - ``acls``: ACL bindings
+- ``users``: SCRAM credentials
 - ``authorization``: the authorizer's answers, asked without changing anything
 """
 
@@ -28,6 +29,7 @@ from kmigrate.kafka.admin.connection import AdminConnection
 from kmigrate.kafka.admin.groups import Groups
 from kmigrate.kafka.admin.offsets import Offsets
 from kmigrate.kafka.admin.topics import Topics
+from kmigrate.kafka.admin.users import Users
 
 
 class ClusterAdmin:
@@ -48,6 +50,7 @@ class ClusterAdmin:
         self.dynamic_configs = configs.dynamic_configs
         self.set_configs = configs.set_configs
         self.topic_configs = configs.topic_configs
+        self.broker_configs = configs.broker_configs
 
         self.list_topics = topics.list_topics
         self.describe_topic = topics.describe_topic
@@ -74,6 +77,10 @@ class ClusterAdmin:
         self.delete_acls = acls.delete_acls
 
         self.authorization_answer = Authorization(conn).answer
+
+        users = Users(conn)
+        self.scram_credentials = users.scram_credentials
+        self.upsert_scram_credential = users.upsert_scram_credential
 
     def __enter__(self) -> ClusterAdmin:
         return self

@@ -1,4 +1,5 @@
-"""Dynamic configs of topics and brokers: what was set, as opposed to defaults."""
+"""Dynamic configs of topics and brokers (each broker's and the cluster-wide default):
+what was set, as opposed to defaults."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from confluent_kafka.admin import (
 from kmigrate.kafka.admin.connection import AdminConnection
 
 _DYNAMIC_TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+_DYNAMIC_BROKER = ConfigSource.DYNAMIC_BROKER_CONFIG.value
+_DYNAMIC_DEFAULT = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
 _RESOURCE = {"topic": ResourceType.TOPIC, "broker": ResourceType.BROKER}
 
 
@@ -57,6 +60,24 @@ class Configs:
             [resource], request_timeout=self._conn.timeout
         )
         self._conn.wait_all(futures, f"alter {kind} configs")
+
+    def broker_configs(self, node_ids: list[int]) -> dict[str, dict[str, str]]:
+        """The dynamic configs set per broker (keyed by its id) and for every broker
+        (keyed "default", as the brokers report them); none set: not listed."""
+        found: dict[str, dict[str, str]] = {"default": {}}
+        for node_id in node_ids:  # one BROKER resource per request (librdkafka)
+            resource = ConfigResource(ResourceType.BROKER, str(node_id))
+            futures = self._conn.client.describe_configs(
+                [resource], request_timeout=self._conn.timeout
+            )
+            (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
+            for name, e in entries.items():
+                source = _source_value(e.source)
+                if e.value is None or source not in (_DYNAMIC_BROKER, _DYNAMIC_DEFAULT):
+                    continue
+                key = str(node_id) if source == _DYNAMIC_BROKER else "default"
+                found.setdefault(key, {})[name] = e.value
+        return {key: configs for key, configs in sorted(found.items()) if configs}
 
     def topic_configs(self, names: list[str]) -> dict[str, dict[str, str]]:
         """Each topic's configs that were set on the topic (not cluster defaults)."""

@@ -156,6 +156,20 @@ def test_rebased_batches_keep_records_and_crc(counts: list[int], delta: int) -> 
     assert all(struct.unpack_from(">i", moved, s + 12)[0] == -1 for s in _starts(moved))
 
 
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=6))
+def test_a_written_batch_marks_its_end_so_a_failover_never_starts_inside_one(
+    counts: list[int],
+) -> None:
+    """A produce answer's mark is base offset + the offsets its batches take: a mark
+    inside a batch would make the origin's part of it unreadable (rebase serves whole
+    batches below the segment's end only), and a consumer just below it would wait
+    forever for records the gateway never sends."""
+    records = b"".join(_batch(100 + sum(counts[:i]), c) for i, c in enumerate(counts))
+    end = 100 + batches.offsets_taken(records)
+    assert end == 100 + sum(counts)
+    assert _bases(batches.rebase(records, 0, end)) == _bases(records)  # all served
+
+
 def _starts(records: bytes) -> list[int]:
     found, start = [], 0
     while start < len(records):

@@ -3,17 +3,18 @@ migration takes as the origin's end offset when the origin is down (seed 000's t
 that records endOffset while the origin is healthy).
 
 Each instance learns them from the answers it forwards (a fetch's high watermark, a
-write's offset) and stores them in its own znode, ``<path>/marks/<id>`` (persistent:
-what an instance saw before it died still counts): every MARK_EVERY_S, and before it
-answers a fetch (or a ListOffsets) whose high watermark the last store does not cover.
-A client therefore never holds an offset beyond a stored mark, so a failover, which
-starts the target's offsets at the highest stored mark, never renumbers a record a
-consumer read (its next fetch is never past the target's end). Stores are coalesced:
-one at a time, each holding every mark seen until it starts; answers waiting for marks
-it holds wait for it.
+write's end) and stores them in its own znode, ``<path>/marks/<id>`` (persistent: what
+an instance saw before it died still counts): every MARK_EVERY_S, and before it answers
+a fetch (or a ListOffsets for the latest offset) whose high watermark the last store
+does not cover (kmigrate.gateway.serving.marked). A client therefore never holds an
+offset beyond a stored mark, so a failover, which starts the target's offsets at the
+highest stored mark, never renumbers a record a consumer read (its next fetch is never
+past the target's end). Stores are coalesced: one at a time, each holding every mark
+seen until it starts; answers waiting for marks it holds wait for it.
 
 A high watermark is a lower bound of what the partition holds and falls on a batch
-boundary (followers copy whole batches), so it is safe as a migration offset; records
+boundary (followers copy whole batches), so it is safe as a migration offset, as is a
+write's end (its base offset plus the offsets its batches take); records
 acknowledged after the last store (a write's offset is not waited for) are the range
 a failover cannot serve, reported once the origin is back.
 """

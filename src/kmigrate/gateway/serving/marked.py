@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections.abc import Container
 from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
@@ -23,16 +24,24 @@ Answer = TypeVar("Answer")
 
 
 async def within_stored_marks(
-    state: State, shape: split.Shape, field: str, cluster: str, answer: Answer
+    state: State,
+    shape: split.Shape,
+    field: str,
+    cluster: str,
+    answer: Answer,
+    only: Container[tuple[str, int]] | None = None,
 ) -> Answer:
     """``answer`` (from a broker of ``cluster``) once the offset in ``field`` of each
     partition it answers without error is stored as that partition's mark. Not stored
     within STORE_WAIT_S (ZooKeeper away or slow): those partitions answer a retriable
-    error instead, holding back nothing but themselves."""
+    error instead, holding back nothing but themselves. ``only``: the (topic, partition)
+    pairs whose offset is a high watermark (a batch boundary), when not all are."""
     needs = [
         ((cluster, name, int(getattr(reply, shape.reply_index))), int(getattr(reply, field)))
         for name, reply in _replies(shape, answer)
-        if reply.error_code == ErrorCode.none and int(getattr(reply, field)) >= 0
+        if reply.error_code == ErrorCode.none
+        and int(getattr(reply, field)) >= 0
+        and (only is None or (name, int(getattr(reply, shape.reply_index))) in only)
     ]
     with contextlib.suppress(Exception):  # the store logs why
         await asyncio.wait_for(state.mark_store.saw_and_stored(needs), STORE_WAIT_S)

@@ -62,8 +62,16 @@ async def _ask(state: State, body: ListOffsetsRequest, attempt: int) -> ListOffs
 
     async def send(target: split.Target, part: ListOffsetsRequest) -> ListOffsetsResponse:
         answer: ListOffsetsResponse = await state.send(target, part)
+        # The latest offset is the high watermark (or the last stable offset): a batch
+        # boundary, safe to store; other lookups name a record, perhaps inside a batch.
+        latest = {
+            (t.name, int(p.partition_index))
+            for t in part.topics
+            for p in t.partitions
+            if int(p.timestamp) == virtual.LATEST
+        }
         return await marked.within_stored_marks(
-            state, split.LIST_OFFSETS, "offset", target[0], answer
+            state, split.LIST_OFFSETS, "offset", target[0], answer, latest
         )
 
     return await split.list_offsets(

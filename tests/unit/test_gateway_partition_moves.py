@@ -156,6 +156,20 @@ def test_rebased_batches_keep_records_and_crc(counts: list[int], delta: int) -> 
     assert all(struct.unpack_from(">i", moved, s + 12)[0] == -1 for s in _starts(moved))
 
 
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=6))
+def test_a_written_batch_marks_its_end_so_a_failover_never_starts_inside_one(
+    counts: list[int],
+) -> None:
+    """A produce answer's mark is base offset + the offsets its batches take: a mark
+    inside a batch would make the origin's part of it unreadable (rebase serves whole
+    batches below the segment's end only), and a consumer just below it would wait
+    forever for records the gateway never sends."""
+    records = b"".join(_batch(100 + sum(counts[:i]), c) for i, c in enumerate(counts))
+    end = 100 + batches.offsets_taken(records)
+    assert end == 100 + sum(counts)
+    assert _bases(batches.rebase(records, 0, end)) == _bases(records)  # all served
+
+
 def _starts(records: bytes) -> list[int]:
     found, start = [], 0
     while start < len(records):
@@ -359,14 +373,14 @@ def test_an_origin_still_written_or_kept_is_not_deleted() -> None:
 
 
 def test_marks_keep_the_highest_offset_seen_over_instances() -> None:
-    from kmigrate.gateway.control.marks import Marks, merged
+    from kmigrate.gateway.control.marks import Marks, encode, merged
 
     one, two = Marks(), Marks()
     one.saw("a", "t", 0, 10)
     one.saw("a", "t", 0, 7)  # an older answer arriving late lowers nothing
     two.saw("a", "t", 0, 12)
     two.saw("a", "t", 1, 3)
-    stored = [one.take_changes(), two.take_changes(), b"not json"]
+    stored = [encode(m) for m in (one.take_changes(), two.take_changes()) if m] + [b"not json"]
     assert one.take_changes() is None  # nothing new since
     assert merged([s for s in stored if s]) == {("a", "t", 0): 12, ("a", "t", 1): 3}
 

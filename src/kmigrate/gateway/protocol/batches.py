@@ -94,6 +94,12 @@ def last_sequence_of(records: bytes) -> int | None:
     return last
 
 
+def offsets_taken(records: bytes) -> int:
+    """How many offsets ``records`` take once written: a partition that took them at
+    base offset b holds at least b + this many (whole batches, never part of one)."""
+    return sum(_LENGTH.unpack_from(records, s + 23)[0] + 1 for s, _ in _batches(records))
+
+
 def rebase(records: bytes, delta: int, below: int | None = None) -> bytes:
     """Fetched ``records`` as a client of the virtual offset space sees them: every base
     offset moved by ``delta``, no leader epoch (epochs of two clusters do not compare),

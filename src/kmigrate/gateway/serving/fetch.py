@@ -14,7 +14,7 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.protocol.backend import BackendUnavailable
 from kmigrate.gateway.protocol.entities import field_names
-from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving import marked, split, virtual
 from kmigrate.gateway.serving.messages import FetchRequest, FetchResponse
 from kmigrate.gateway.serving.state import State
 
@@ -31,13 +31,10 @@ async def fetch(state: State, body: FetchRequest) -> FetchResponse:
             answer: FetchResponse = await asyncio.wait_for(state.send(target, part), deadline)
         except TimeoutError:
             raise BackendUnavailable(f"no fetch answer within {deadline:g}s") from None
-        for topic in answer.responses:
-            for reply in topic.partitions:
-                if reply.error_code == ErrorCode.none:
-                    state.marks.saw(
-                        target[0], topic.topic, reply.partition_index, reply.high_watermark
-                    )
-        return answer
+        # its records end at the high watermark (kmigrate.gateway.serving.marked)
+        return await marked.within_stored_marks(
+            state, split.FETCH, "high_watermark", target[0], answer
+        )
 
     answer = await split.fetch(
         body,

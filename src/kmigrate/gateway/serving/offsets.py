@@ -14,7 +14,7 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.control.partition_moves import Segment
 from kmigrate.gateway.control.routes import RoutingTable
-from kmigrate.gateway.serving import split, virtual
+from kmigrate.gateway.serving import marked, split, virtual
 from kmigrate.gateway.serving.messages import (
     LeaderEpochRequest,
     LeaderEpochResponse,
@@ -59,10 +59,25 @@ async def offset_for_leader_epoch(state: State, body: LeaderEpochRequest) -> Lea
 
 async def _ask(state: State, body: ListOffsetsRequest, attempt: int) -> ListOffsetsResponse:
     """ListOffsets of ``body``, by timestamp in the ``attempt``-th readable segment."""
+
+    async def send(target: split.Target, part: ListOffsetsRequest) -> ListOffsetsResponse:
+        answer: ListOffsetsResponse = await state.send(target, part)
+        # The latest offset is the high watermark (or the last stable offset): a batch
+        # boundary, safe to store; other lookups name a record, perhaps inside a batch.
+        latest = {
+            (t.name, int(p.partition_index))
+            for t in part.topics
+            for p in t.partitions
+            if int(p.timestamp) == virtual.LATEST
+        }
+        return await marked.within_stored_marks(
+            state, split.LIST_OFFSETS, "offset", target[0], answer, latest
+        )
+
     return await split.list_offsets(
         body,
         _place_lookup(state, attempt),
-        state.send,
+        send,
         on_failure=state.failed,
         on_errors=state.answered,
     )

@@ -44,10 +44,7 @@ async def produce(
     async def send(target: split.Target, part: ProduceRequest) -> ProduceResponse:
         part = await _for_cluster(state, target[0], with_acks_all(part))
         answer: ProduceResponse = await state.send(target, part)
-        for topic in answer.responses:
-            for reply in topic.partition_responses:
-                if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
-                    state.marks.saw(target[0], topic.name, reply.index, reply.base_offset + 1)
+        _saw_written(state, target[0], part, answer)
         return answer
 
     keys = [(t.name, int(p.index)) for t in body.topic_data for p in t.partition_data]
@@ -87,6 +84,22 @@ async def produce(
         raise
     starts.settle(state, opened, answer)
     return _guarded(answer, writes, guard)
+
+
+def _saw_written(state: State, cluster: str, part: ProduceRequest, answer: ProduceResponse) -> None:
+    """The marks written batches prove: their end, a batch boundary (a failover's start
+    offset inside a batch would leave the batch's first records unreadable: a batch is
+    served whole or not at all)."""
+    taken = {
+        (t.name, int(p.index)): batches.offsets_taken(bytes(p.records or b""))
+        for t in part.topic_data
+        for p in t.partition_data
+    }
+    for topic in answer.responses:
+        for reply in topic.partition_responses:
+            if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
+                span = taken.get((topic.name, int(reply.index)), 0)
+                state.marks.saw(cluster, topic.name, reply.index, reply.base_offset + max(span, 1))
 
 
 def _place_write(

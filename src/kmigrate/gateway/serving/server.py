@@ -14,7 +14,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import uvicorn
@@ -24,7 +24,7 @@ from kmigrate.errors import ConfigError
 from kmigrate.gateway.control import dis_api
 from kmigrate.gateway.control.aging import Audit, age_once
 from kmigrate.gateway.control.fences import Fences
-from kmigrate.gateway.control.marks import MARK_EVERY_S
+from kmigrate.gateway.control.marks import MARK_EVERY_S, Key, Store, encode
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.principals import ACTING
 from kmigrate.gateway.control.producers import ProducerIds
@@ -189,6 +189,7 @@ async def run_instance(
 
     gateway = Gateway(name, me, backends, group_home, producer_ids, Fences(acknowledge))
     gateway.edit_routes, gateway.read_routes = registry.change_routes, registry.read_routes_now
+    gateway.mark_store.store = _marks_stored_by(registry, me.node_id)
     await gateway.start()
     access = access or Access()
     gateway.principals = access.principals
@@ -236,7 +237,7 @@ async def run_instance(
                 gateway, registry, {c.name: c for c in clusters}, group_home, age_every_s, audit
             )
         )
-        marking = asyncio.create_task(_store_marks_forever(gateway, registry))
+        marking = asyncio.create_task(_store_marks_forever(gateway))
         await (stop or asyncio.Event()).wait()
         tending.cancel()
         timer.cancel()
@@ -281,17 +282,20 @@ async def _http(gateway: Gateway, registry: Registry, where: tuple[str, int]) ->
     return web
 
 
-async def _store_marks_forever(gateway: Gateway, registry: Registry) -> None:
+def _marks_stored_by(registry: Registry, node_id: int) -> Store:
+    async def store(high: Mapping[Key, int]) -> None:
+        # encoded off the event loop too: the blob holds every partition seen
+        await asyncio.to_thread(lambda: registry.store_marks(node_id, encode(high)))
+
+    return store
+
+
+async def _store_marks_forever(gateway: Gateway) -> None:
+    """Marks no fetch waited for (a write's offset) stored within MARK_EVERY_S."""
     while True:
         await asyncio.sleep(MARK_EVERY_S)
-        raw = gateway.marks.take_changes()
-        if raw is None:
-            continue
-        try:
-            await asyncio.to_thread(registry.store_marks, gateway.me.node_id, raw)
-        except Exception as exc:  # ZooKeeper away: the next change stores them all
-            gateway.marks.not_stored()
-            log.info("could not store high watermarks: %s", exc)
+        with contextlib.suppress(Exception):  # ZooKeeper away: logged, tried again
+            await gateway.mark_store.store_changes()
 
 
 async def _age_forever(

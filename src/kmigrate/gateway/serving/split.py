@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.static.primitive import Records
 
 from kmigrate.gateway.protocol.entities import NO_THROTTLE, build, item_type, response_class_of
 from kmigrate.gateway.serving.messages import (
@@ -27,6 +28,7 @@ from kmigrate.gateway.serving.messages import (
 )
 
 Target = tuple[str, int]  # (backend cluster, broker id)
+EMPTY = Records(b"")
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ FETCH = Shape(
     "responses",
     "topic",
     "partition_index",
-    error_fields=(("high_watermark", -1), ("aborted_transactions", None), ("records", None)),
+    # Empty records, not null: librdkafka refuses a null record set (MessageSetSize -1) as
+    # a parse failure, never sees the error code, reconnects and asks again at once.
+    error_fields=(("high_watermark", -1), ("aborted_transactions", None), ("records", EMPTY)),
 )
 LIST_OFFSETS = Shape(
     "topics", "name", "partitions", "partition_index", "topics", "name", "partition_index"

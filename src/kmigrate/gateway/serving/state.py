@@ -17,7 +17,7 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.errors import AuthenticationError, ClusterUnreachableError
 from kmigrate.gateway.control.fences import Fences
-from kmigrate.gateway.control.marks import Marks
+from kmigrate.gateway.control.marks import Marks, MarkStore
 from kmigrate.gateway.control.partition_moves import Segment
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.principals import PrincipalMap
@@ -120,6 +120,7 @@ class State:
         self.producer_ids = producer_ids
         self.fences = fences or Fences(_no_acknowledgement)
         self.marks = Marks()
+        self.mark_store = MarkStore(self.marks)  # its store set when ZooKeeper is known
         self.first_writes = FirstWrites()
         self.timings = Timings()
         self.principals = PrincipalMap()  # who acts on backends for a client

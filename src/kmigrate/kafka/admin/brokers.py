@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from confluent_kafka.admin import ConfigResource, ResourceType
 
@@ -54,18 +54,29 @@ class Brokers:
         """One broker's effective configuration (the first broker's by default)."""
         if node_id is None:
             node_id = self.cluster_metadata().cluster.brokers[0].node_id
-        resource = ConfigResource(ResourceType.BROKER, str(node_id))
-        futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
-        (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
+        entries = self._entries(node_id)
         return {name: e.value for name, e in entries.items() if e.value is not None}
 
     def hidden_broker_configs(self, node_id: int) -> set[str]:
         """The names a broker says it sets but does not show: passwords, and settings
         Kafka does not know (an authorizer's), which it treats as secret."""
-        resource = ConfigResource(ResourceType.BROKER, str(node_id))
-        futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
-        (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
+        entries = self._entries(node_id)
         return {name for name, e in entries.items() if e.value is None and e.is_sensitive}
+
+    def _entries(self, node_id: int) -> dict[str, Any]:
+        """DescribeConfigs of one broker; a client that cannot reach the cluster is
+        renewed and asked again (after a broker restart librdkafka may never refresh
+        the metadata of the client that knew it before)."""
+        resource = ConfigResource(ResourceType.BROKER, str(node_id))
+
+        def ask() -> dict[str, Any]:
+            futures = self._conn.client.describe_configs(
+                [resource], request_timeout=self._conn.timeout
+            )
+            (entries,) = self._conn.wait_all(futures, "describe broker configs").values()
+            return dict(entries)
+
+        return self._conn.briefly(ask)
 
     def default_replication(self) -> int:
         """The cluster's default.replication.factor, bounded by its broker count."""

@@ -97,11 +97,11 @@ def probed(cluster: ClusterConfig, before: Picture | None = None) -> Probed | No
     from the cluster's ACLs, or ``before``'s set asked again; None on a cluster without
     an authorizer (nothing to probe)."""
     if before is not None and before.probed is not None:
-        return before.probed.again(cluster)
+        return before.probed.again([cluster])
     with ClusterAdmin(cluster) as admin:
         if not admin.broker_config().get("authorizer.class.name"):
             return None
-    return first_look(cluster)
+    return first_look([cluster])
 
 
 def picture(

@@ -22,6 +22,19 @@ from kmigrate.model.cluster import AclEntry
 T = TypeVar("T")
 
 
+def match_all() -> AclBindingFilter:
+    """The filter every ACL binding matches."""
+    return AclBindingFilter(
+        ResourceType.ANY,
+        None,
+        ResourcePatternType.ANY,
+        None,
+        None,
+        AclOperation.ANY,
+        AclPermissionType.ANY,
+    )
+
+
 class Acls:
     """The cluster's ACL bindings, as :class:`AclEntry` values."""
 
@@ -30,17 +43,8 @@ class Acls:
 
     def list_acls(self) -> list[AclEntry]:
         """Every ACL binding on the cluster."""
-        match_all = AclBindingFilter(
-            ResourceType.ANY,
-            None,
-            ResourcePatternType.ANY,
-            None,
-            None,
-            AclOperation.ANY,
-            AclPermissionType.ANY,
-        )
         bindings = self._conn.wait(
-            self._conn.client.describe_acls(match_all, request_timeout=self._conn.timeout),
+            self._conn.client.describe_acls(match_all(), request_timeout=self._conn.timeout),
             "list ACLs",
         )
         return sorted(_acl_entry(b) for b in bindings)

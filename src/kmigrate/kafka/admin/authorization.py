@@ -12,17 +12,14 @@ from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka.admin import (
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
     NewTopic,
-    ResourcePatternType,
     ResourceType,
 )
 
+from kmigrate.kafka.admin.acls import match_all
 from kmigrate.kafka.admin.connection import AdminConnection
 from kmigrate.kafka.errors import kafka_error_of
 from kmigrate.kafka.retry import is_transient
@@ -97,17 +94,8 @@ class Authorization:
         )
 
     def _describe_acls(self, _cluster: str) -> Future[Any]:
-        every = AclBindingFilter(
-            ResourceType.ANY,
-            None,
-            ResourcePatternType.ANY,
-            None,
-            None,
-            AclOperation.ANY,
-            AclPermissionType.ANY,
-        )
         future: Future[Any] = self._conn.client.describe_acls(
-            every, request_timeout=self._conn.timeout
+            match_all(), request_timeout=self._conn.timeout
         )
         return future
 

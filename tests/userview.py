@@ -61,7 +61,7 @@ def config_command(jars: Path, cluster: ClusterConfig, *args: str) -> str:
     """Kafka's ConfigCommand (from the 3.9 jars, which still have it) against ``cluster``,
     connecting as its Java clients do (``java_properties``: SASL on a secure cluster)."""
     with tempfile.NamedTemporaryFile("w", suffix=".properties") as props:
-        props.write("".join(f"{k}={_revealed(v)}\n" for k, v in cluster.java_properties.items()))
+        props.write("".join(f"{k}={v}\n" for k, v in java_client_properties(cluster).items()))
         props.flush()
         done = subprocess.run(
             ["java", "-Xmx256m", "-cp", f"{jars}/*", "kafka.admin.ConfigCommand",
@@ -72,6 +72,23 @@ def config_command(jars: Path, cluster: ClusterConfig, *args: str) -> str:
     if done.returncode != 0:
         raise AssertionError(f"ConfigCommand {' '.join(args)}: {done.stderr[-800:]}")
     return done.stdout
+
+
+def java_client_properties(cluster: ClusterConfig) -> dict[str, str]:
+    """What a Java client needs to connect as ``cluster`` configures: its own
+    ``java_properties``, else the SASL settings of its librdkafka ``properties``."""
+    if cluster.java_properties:
+        return {k: _revealed(v) for k, v in cluster.java_properties.items()}
+    conf = cluster.as_librdkafka()
+    if "sasl" not in conf.get("security.protocol", "").lower():
+        return {}
+    module = "org.apache.kafka.common.security.scram.ScramLoginModule"
+    return {
+        "security.protocol": conf["security.protocol"],
+        "sasl.mechanism": conf["sasl.mechanism"],
+        "sasl.jaas.config": f'{module} required username="{conf["sasl.username"]}" '
+        f'password="{conf["sasl.password"]}";',
+    }
 
 
 def _revealed(value: str | SecretStr) -> str:

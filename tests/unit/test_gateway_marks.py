@@ -157,3 +157,21 @@ def test_a_failed_store_is_offered_again_and_the_blob_format_is_unchanged() -> N
 
     asyncio.run(scenario())
     assert merged([encode(store.durable)]) == {("a", "t", 0): 9}
+
+
+def test_a_write_starts_the_store_its_fetch_will_wait_for() -> None:
+    """`soon` (after a write's answer) starts storing at once; the fetch that then
+    carries that mark joins the store under way instead of making its own."""
+    store = FakeStore(random.Random(2))
+    keeper = MarkStore(Marks(), store)
+
+    async def scenario() -> None:
+        keeper.soon()  # nothing seen: nothing to store
+        assert store.stores == 0
+        keeper.marks.saw("a", "t", 0, 42)
+        keeper.soon()
+        keeper.soon()  # one store under way is enough
+        await keeper.saw_and_stored([(("a", "t", 0), 42)])
+        assert (store.stores, store.durable) == (1, {("a", "t", 0): 42})
+
+    asyncio.run(scenario())

@@ -48,6 +48,11 @@ class Marks:
             self._high[key] = offset
             self._changed = True
 
+    @property
+    def changed(self) -> bool:
+        """Whether a mark was seen that no store has taken yet."""
+        return self._changed
+
     def covered(self, needs: Iterable[tuple[Key, int]]) -> bool:
         """Whether the last store held a mark at least as high as each of ``needs``."""
         return all(self._stored.get(key, -1) >= offset for key, offset in needs)
@@ -88,6 +93,16 @@ class MarkStore:
             self._under_way.add_done_callback(_retrieved)
         # A waiter that gives up (its own timeout) must not cancel the others' store.
         await asyncio.shield(self._under_way)
+
+    def soon(self) -> None:
+        """Start storing the marks seen so far, without waiting: a write's mark, so that
+        the fetch that will carry it finds the store done or under way (the ZooKeeper
+        write overlaps the consumer's round trip instead of following it)."""
+        if self.store is None or not self.marks.changed:
+            return
+        if self._under_way is None or self._under_way.done():
+            self._under_way = asyncio.get_running_loop().create_task(self._store_once())
+            self._under_way.add_done_callback(_retrieved)
 
     async def saw_and_stored(self, needs: Collection[tuple[Key, int]]) -> None:
         """Note the marks ``needs`` names, and return once each is stored."""

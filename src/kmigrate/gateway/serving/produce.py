@@ -100,6 +100,7 @@ def _saw_written(state: State, cluster: str, part: ProduceRequest, answer: Produ
             if reply.error_code == ErrorCode.none and reply.base_offset >= 0:
                 span = taken.get((topic.name, int(reply.index)), 0)
                 state.marks.saw(cluster, topic.name, reply.index, reply.base_offset + max(span, 1))
+    state.mark_store.soon()
 
 
 def _place_write(

@@ -84,6 +84,10 @@ def run_until(
             return Kill(point, None, last, now - last_at)
         assert isinstance(line, str)
         at = kill_at(line)
+        if due is not None and at is None and (boundary(line) or "").startswith("phase "):
+            # a delay drawn inside one phase never lets the run into the next phase
+            watched.kill()
+            return Kill(point, boundary(line), boundary(line), 0.0)
         if boundary(line):
             last, last_at = boundary(line), now
         if at is not None and (point.delay_s == 0 or point.after is None):

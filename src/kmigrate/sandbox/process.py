@@ -46,7 +46,8 @@ def format_storage(
     jars: Path, properties: Path, cluster_id: str, scram: Sequence[str], log_flag: str
 ) -> subprocess.Popen[bytes]:
     """Start formatting one node's log dirs; the caller waits on the returned process."""
-    args = ["format", "-t", cluster_id, "-c", str(properties), "--ignore-formatted"]
+    # "--cluster-id=ID": an id may begin with "-" (base64url), which argparse takes for a flag
+    args = ["format", f"--cluster-id={cluster_id}", "-c", str(properties), "--ignore-formatted"]
     for credential in scram:
         args += ["--add-scram", credential]
     log = properties.with_name("format.log").open("wb")

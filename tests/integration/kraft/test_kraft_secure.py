@@ -110,19 +110,21 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     traffic.start()
     reader.start()
     try:
-        code, said = _kraft(sandbox, "migrate", str(plan))
-        assert code == 0, said
-        code, said = _kraft(sandbox, "finalize", str(plan), "--yes")
-        assert code == 0, said
+        try:
+            code, said = _kraft(sandbox, "migrate", str(plan))
+            assert code == 0, said
+            code, said = _kraft(sandbox, "finalize", str(plan), "--yes")
+            assert code == 0, said
+        finally:
+            traffic.done.set()
+            traffic.join(150)
+        assert not traffic.failed, traffic.failed[:3]
+        assert len(traffic.acked) > 100, "the SCRAM user kept writing through the migration"
+        _read_once(admin_config, topic, traffic.acked)
+        reader.wait_read(traffic.acked, timeout=90)
     finally:
-        traffic.done.set()
-        traffic.join(150)
-    assert not traffic.failed, traffic.failed[:3]
-    assert len(traffic.acked) > 100, "the SCRAM user kept writing through the migration"
-    _read_once(admin_config, topic, traffic.acked)
-    reader.wait_read(traffic.acked, timeout=90)
-    reader.done.set()
-    reader.join(30)
+        reader.done.set()
+        reader.join(30)
 
     events = json.loads(_kraft(sandbox, "history", "--kafka", CLUSTER, "--json")[1])["events"]
     (baseline,) = [e["detail"] for e in events if e["step"] == "authorization"]

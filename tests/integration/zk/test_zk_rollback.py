@@ -28,7 +28,9 @@ from kmigrate.store import store_for
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.traffic import Traffic
 from tests.integration.zk.conftest import old_and_new
-from tests.integration.zk.test_zk_move import _kill_during, _migrate, server_ids_and_root
+from tests.integration.zk.test_zk_move import _migrate, server_ids_and_root
+from tests.killpoints import KillPoint
+from tests.killrun import kill_at_point, kmigrate
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,8 @@ def test_a_move_through_templates_killed_in_the_switch_rolls_back_to_the_old_ens
     traffic.start()
     log = tmp_path / "migrate.log"
     try:
-        _kill_during(config, plan, log, "switch: restarting broker", *templates)
+        argv = kmigrate(config, "zk", "migrate", str(plan), *templates)
+        kill_at_point(argv, log, KillPoint("switch: restarting broker"), timeout_s=180)
         back = _migrate(config, plan, log, "--rollback", *templates)
         assert back.wait(300) == 0, log.read_text()[-3000:]
     finally:

@@ -69,6 +69,7 @@ class AdminConnection:
         (FENCED_LEADER_EPOCH) until its metadata is refreshed, which it does not do by
         itself; a new client asks for metadata first."""
         self.client = admin_client(self.cluster, self.trap)
+        self.isolated.close()  # its client is as stale: the next isolated call starts anew
 
     def wait(self, future: Future[T], action: str, **names: str | None) -> T:
         try:

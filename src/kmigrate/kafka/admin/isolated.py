@@ -64,7 +64,13 @@ class Isolated:
                 self.close()
                 raise _unavailable(self._conn, action, str(gone)) from None
         if "error" in answer:
-            raise _failed(self._conn, answer, action, group)
+            failure = _failed(self._conn, answer, action, group)
+            if isinstance(failure, ClusterUnavailableError):
+                # a client that knew a broker before its restart may never reach it again
+                # (librdkafka does not refresh it): the next call starts a fresh child
+                with self._lock:
+                    self.close()
+            raise failure
         return answer["result"]
 
     def close(self) -> None:

@@ -79,7 +79,9 @@ def test_a_move_through_templates_killed_in_the_switch_rolls_back_to_the_old_ens
     log = tmp_path / "migrate.log"
     try:
         argv = kmigrate(config, "zk", "migrate", str(plan), *templates)
-        kill_at_point(argv, log, KillPoint("switch: restarting broker"), timeout_s=180)
+        # killed once the first broker's restart command runs: the rollback restarts it
+        restarting = KillPoint("running --restart-command to restart broker")
+        kill_at_point(argv, log, restarting, timeout_s=180)
         back = _migrate(config, plan, log, "--rollback", *templates)
         assert back.wait(300) == 0, log.read_text()[-3000:]
     finally:

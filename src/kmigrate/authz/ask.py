@@ -31,14 +31,13 @@ def probe_set(admin: ClusterAdmin) -> list[Probe]:
     return choose(admin.list_acls(), (t.name for t in admin.list_topics()))
 
 
-def answers(admins: Sequence[ClusterAdmin], probes: Sequence[Probe]) -> Answers:
-    """Every probe's answer, as each identity (one admin per identity)."""
-    found: Answers = {}
-    for admin in admins:
-        who = principal_of(admin.cluster)
-        for probe in probes:
-            found[f"{who}: {probe.key}"] = admin.authorization_answer(probe.action, probe.resource)
-    return found
+def answers(admin: ClusterAdmin, probes: Sequence[Probe]) -> Answers:
+    """Every probe's answer, as the identity ``admin`` speaks for."""
+    who = principal_of(admin.cluster)
+    return {
+        f"{who}: {probe.key}": admin.authorization_answer(probe.action, probe.resource)
+        for probe in probes
+    }
 
 
 @dataclass(frozen=True)
@@ -86,5 +85,5 @@ def _asked(identities: Sequence[ClusterConfig], probes: Sequence[Probe]) -> Answ
     found: Answers = {}
     for identity in identities:
         with ClusterAdmin(identity) as admin:
-            found |= answers([admin], probes)
+            found |= answers(admin, probes)
     return found

@@ -31,4 +31,4 @@ def target_differences(
         Probe("describe-group", g) for g in groups
     ]
     unique = sorted(set(probes))
-    return differences(answers([source], unique), answers([target], unique))
+    return differences(answers(source, unique), answers(target, unique))

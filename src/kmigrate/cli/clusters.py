@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.options import json_option
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,9 +42,6 @@ def cluster_admins(
         yield s, t
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-
-
 def plan_output_options(command: F) -> F:
     """`-o/--output FILE` (required) and `--force`: where a `plan` command writes."""
     command = click.option("--force", is_flag=True, help="Overwrite an existing plan file.")(
@@ -54,58 +50,6 @@ def plan_output_options(command: F) -> F:
     return click.option(
         "-o", "--output", type=click.Path(path_type=Path), required=True, help="Plan file to write."
     )(command)
-
-
-cluster_option = click.option(
-    "--cluster",
-    "cluster_name",
-    required=True,
-    metavar="NAME",
-    help="Cluster name from the configuration.",
-)
-
-
-_DURATION = re.compile(r"\s*(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?\s*")
-
-
-class Duration(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
-    """A duration: 90, 90s, 15m, 1h30m (seconds when no unit is given)."""
-
-    name = "duration"
-
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, int | float):
-            return float(value)
-        seconds = parse_duration(str(value))
-        if seconds is None:
-            self.fail(f"'{value}' is not a duration; write e.g. 90s, 15m or 1h30m", param, ctx)
-        return seconds
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in ``text`` (90, 90s, 15m, 1h30m, 1.5h), or None if it is not a duration."""
-    found = _DURATION.fullmatch(text)
-    if found is None or not any(found.groups()):
-        return None
-    hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
-    total = hours * 3600 + minutes * 60 + seconds
-    return total if total > 0 else None
-
-
-def max_unavailable_option(default: str) -> Callable[[F], F]:
-    """`--max-unavailable`: how long a long-running command waits out one cluster outage."""
-    return click.option(
-        "--max-unavailable",
-        "max_unavailable",
-        type=Duration(),
-        default=default,
-        show_default=True,
-        metavar="DURATION",
-        help="How long to wait out a cluster that stops answering (broker restart, leader "
-        "election) before stopping; e.g. 90s, 15m, 1h.",
-    )
 
 
 def int_list(value: str, option: str) -> list[int]:

@@ -12,7 +12,8 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, int_list, json_option, pass_app
+from kmigrate.cli.context import AppContext, int_list, pass_app
+from kmigrate.cli.options import json_option
 from kmigrate.config import ClientsConfig
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control import command

@@ -13,13 +13,8 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kmigrate.cli import render
-from kmigrate.cli.context import (
-    AppContext,
-    cluster_admins,
-    json_option,
-    max_unavailable_option,
-    pass_app,
-)
+from kmigrate.cli.context import AppContext, cluster_admins, pass_app
+from kmigrate.cli.options import json_option, max_unavailable_option
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from kmigrate.cli import group_moves, render
-from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.groups.create import create_group
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
@@ -17,7 +18,7 @@ def group() -> None:
 
 
 @group.command("list")
-@cluster_option
+@cluster_option()
 @json_option
 @pass_app
 def list_groups(app: AppContext, cluster_name: str, as_json: bool) -> None:
@@ -46,7 +47,7 @@ def list_groups(app: AppContext, cluster_name: str, as_json: bool) -> None:
 
 @group.command("describe")
 @click.argument("group_id", metavar="GROUP")
-@cluster_option
+@cluster_option()
 @json_option
 @pass_app
 def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -> None:
@@ -64,7 +65,7 @@ def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -
 
 
 @group.command("create")
-@cluster_option
+@cluster_option()
 @click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id to create.")
 @click.option("--topic", required=True, metavar="TOPIC", help="Topic the group will consume.")
 @click.option(

@@ -11,8 +11,9 @@ import click
 from rich.live import Live
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, cluster_admins, json_option, pass_app
+from kmigrate.cli.context import AppContext, cluster_admins, pass_app
 from kmigrate.cli.migration_view import history_rows, status_view
+from kmigrate.cli.options import json_option
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.verify import show_report
 from kmigrate.kafka.admin import ClusterAdmin

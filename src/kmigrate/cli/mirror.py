@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, max_unavailable_option, pass_app
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.options import json_option, max_unavailable_option
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.control import (

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
+from kmigrate.cli.context import AppContext, pass_app, plan_output_options
+from kmigrate.cli.options import json_option
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, int_list, json_option, pass_app, plan_output_options
+from kmigrate.cli.context import AppContext, int_list, pass_app, plan_output_options
+from kmigrate.cli.options import json_option
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin

@@ -39,6 +39,12 @@ def error(message: str, detail: str | None = None) -> None:
         err.print(detail, markup=False, soft_wrap=True)
 
 
+def json_error(message: str, code: str, exit_code: int) -> None:
+    """An error for scripts: one JSON object on one line of stderr."""
+    payload = {"error": message, "code": code, "exit": exit_code}
+    sys.stderr.write(json.dumps(payload) + "\n")
+
+
 def progress(message: str) -> None:
     err.print(Text.assemble(("> ", "dim"), message), soft_wrap=True)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import json_option
+from kmigrate.cli.options import json_option
 from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
 from kmigrate.sandbox import manager
 from kmigrate.sandbox import status as sandbox_status

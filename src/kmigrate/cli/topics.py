@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, cluster_option, json_option, pass_app
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 
@@ -16,7 +17,7 @@ def group() -> None:
 
 
 @group.command("list")
-@cluster_option
+@cluster_option()
 @click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
 @json_option
 @pass_app
@@ -62,7 +63,7 @@ def print_topics(
 
 @group.command("describe")
 @click.argument("topic")
-@cluster_option
+@cluster_option()
 @json_option
 @pass_app
 def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> None:

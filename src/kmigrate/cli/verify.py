@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.options import json_option
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import compile_topics

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, json_option, pass_app, plan_output_options
+from kmigrate.cli.context import AppContext, pass_app, plan_output_options
 from kmigrate.cli.operations import acting, choose_operator, print_history
+from kmigrate.cli.options import json_option
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin

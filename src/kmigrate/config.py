@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from kmigrate.client_properties import check_files, check_names
 from kmigrate.errors import ConfigError, UnknownClusterError
 
 CONFIG_ENV = "KMIGRATE_CONFIG"
@@ -86,6 +87,11 @@ class ClusterConfig(_Strict):
         conf = {"bootstrap.servers": self.bootstrap_servers}
         conf.update({k: _reveal(v) for k, v in self.properties.items()})
         return conf
+
+    def check_files(self) -> None:
+        """Each file the client properties name (CA, certificate, key) exists."""
+        plain = {k: v for k, v in self.properties.items() if isinstance(v, str)}
+        check_files(f"cluster '{self.name}'", plain)
 
     def redacted_properties(self) -> dict[str, str]:
         """The client properties with every secret replaced, safe to print."""
@@ -210,8 +216,11 @@ class Settings(_Strict):
     path: Path | None = Field(default=None, exclude=True)
 
     def cluster(self, name: str) -> ClusterConfig:
-        """The named cluster, or an error that lists the known names."""
-        return _named(self.clusters, name, "cluster", "clusters", self.path)
+        """The named cluster, or an error that lists the known names; the files its
+        client properties name exist (checked here, before any client is made)."""
+        cluster = _named(self.clusters, name, "cluster", "clusters", self.path)
+        cluster.check_files()
+        return cluster
 
     def ensemble(self, name: str) -> EnsembleConfig:
         """The named ZooKeeper ensemble (the 'zookeeper:' section), or an error that
@@ -284,19 +293,21 @@ def _existing(path: Path, origin: str) -> Path:
 def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     """Load and validate clusters.yaml, substituting ${ENV} references."""
     path = find_config_path(explicit)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    return parse_settings(text, path)
+    return parse_settings(read_user_file(path, "config file"), path)
 
 
 def read_user_file(path: Path, what: str) -> str:
-    """The text of a file the user named (a plan, ...), or one line saying why not."""
+    """The text of a file the user named (a plan, a config, ...), or one line saying why
+    not: it cannot be read, or it is not UTF-8 text (a binary file)."""
     try:
-        return path.read_text()
+        return path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"cannot read {what} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start}); save it as UTF-8"
+        ) from None
 
 
 def parse_settings(text: str, path: Path) -> Settings:
@@ -326,12 +337,28 @@ def parse_settings(text: str, path: Path) -> Settings:
         raise ConfigError(f"{path}: {_describe_validation(exc)}") from None
     if not settings.clusters and not settings.zookeeper:
         raise ConfigError(f"{path}: no clusters defined under 'clusters:'")
+    _check_property_names(settings, path)
     return settings
+
+
+def _check_property_names(settings: Settings, path: Path) -> None:
+    """Java-client names in any client properties are refused with their librdkafka
+    equivalent (files are checked when a cluster is used: ``Settings.cluster``)."""
+    for name, cluster in settings.clusters.items():
+        check_names(f"{path}: cluster '{name}'", cluster.properties)
+    principals = settings.gateway.principals if settings.gateway else {}
+    for principal, overrides in principals.items():
+        for name, properties in overrides.items():
+            check_names(f"{path}: gateway principal '{principal}' on '{name}'", properties)
 
 
 def _parse_yaml(text: str, path: Path) -> dict[str, Any]:
     try:
         raw = yaml.safe_load(text)
+    except yaml.reader.ReaderError:
+        raise ConfigError(f"{path}: not a text file (control characters: a binary file?)") from None
+    except (ValueError, RecursionError):
+        raise ConfigError(f"{path}: bad YAML: a value that cannot be read (a date?)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -358,10 +385,7 @@ def _describe_validation(exc: ValidationError) -> str:
 
 def read_env_file(path: Path) -> Mapping[str, str]:
     """KEY=VALUE lines (optional `export`, quotes and # comments) of an env file."""
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read env_file {path}: {exc.strerror}") from exc
+    lines = read_user_file(path, "env_file").splitlines()
     values = {}
     for raw in lines:
         line = raw.strip()

@@ -1,16 +1,21 @@
-"""`kmigrate clusters list | describe`."""
+"""`kmigrate clusters list | describe | check`."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from typing import Any
 
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.options import json_option
+from kmigrate.cli.options import groups_option, json_option, topics_option
+from kmigrate.errors import AuthorizationError, ClusterError, ConfigError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.preflight.check import ClusterReport, check_cluster
+from kmigrate.preflight.needs import ROLES, role_status
 
 
 @click.group("clusters")
@@ -75,3 +80,103 @@ def describe(app: AppContext, name: str, as_json: bool) -> None:
             for b in info.brokers
         ],
     )
+
+
+@group.command("check")
+@click.argument("names", nargs=-1, metavar="[CLUSTER]...")
+@topics_option(help="Topics to check: a regex matching whole names (default: all visible).")
+@groups_option(help="Groups to check: a regex matching whole ids (default: all visible).")
+@json_option
+@pass_app
+def check(
+    app: AppContext, names: tuple[str, ...], topics: str | None, groups: str | None, as_json: bool
+) -> None:
+    """The preflight: for each CLUSTER (default: every configured one), whether it
+    answers, accepts kmigrate's credentials, its Kafka version and metadata mode, and
+    whether kmigrate's principal has the permissions each role needs (mirror source,
+    mirror target, group moves, reassign, gateway backend), as Kafka reports them.
+    Only describes; changes nothing. Exit 3 names what is missing or unreachable."""
+    chosen = list(dict.fromkeys(names)) or list(app.settings.clusters)
+    if not chosen:
+        raise ConfigError(f"{app.settings.path}: no Kafka clusters under 'clusters:' to check")
+    clusters = [app.cluster(name) for name in chosen]
+    with ExitStack() as stack:
+        # every client config is validated (exit 2) before any cluster is asked
+        admins = [stack.enter_context(ClusterAdmin(c)) for c in clusters]
+        with ThreadPoolExecutor(max_workers=min(len(admins), 8)) as pool:
+            reports = list(pool.map(lambda a: check_cluster(a, topics, groups), admins))
+    if as_json:
+        render.print_json({"clusters": [_report_json(r) for r in reports]})
+    else:
+        _render(reports)
+    _verdict(reports)
+
+
+def _report_json(report: ClusterReport) -> dict[str, Any]:
+    found = to_jsonable(report)
+    found["findings"] = [
+        {
+            "role": f.need.role,
+            "resource": f.need.resource,
+            "operation": f.need.operation,
+            "ok": f.ok,
+            "detail": f.detail,
+            "needed_to": f.need.why,
+        }
+        for f in report.findings
+    ]
+    found["roles"] = (
+        None if report.failure else {role: role_status(report.findings, role) for role in ROLES}
+    )
+    found["ok"] = report.ok
+    return dict(found)
+
+
+def _render(reports: list[ClusterReport]) -> None:
+    render.table(
+        "clusters check",
+        ["cluster", "status", "principal", "mode", "kafka", "brokers", "topics", "groups"],
+        [
+            (
+                r.name,
+                _status(r),
+                r.principal,
+                r.mode,
+                r.version,
+                r.brokers,
+                r.topics_seen,
+                r.groups_seen,
+            )
+            for r in reports
+        ],
+    )
+    render.table(
+        "permissions by role",
+        ["cluster", *ROLES],
+        [
+            (r.name, *(("-" if r.failure else role_status(r.findings, role)) for role in ROLES))
+            for r in reports
+        ],
+    )
+    for r in reports:
+        problems = [r.failure] if r.failure else [f.line for f in r.findings if f.ok is not True]
+        for line in problems:
+            click.echo(f"{r.name}: {line}")
+
+
+def _status(report: ClusterReport) -> str:
+    if report.failure:
+        return "authentication failed" if report.authenticated is False else "unreachable"
+    return f"missing {len(report.missing)}" if report.missing else "ok"
+
+
+def _verdict(reports: list[ClusterReport]) -> None:
+    """Exit 3 (one line) when a cluster could not be checked or lacks a permission."""
+    problems = [r.failure for r in reports if r.failure]
+    lacking = [f"cluster '{r.name}' as {r.principal}: {m.line}" for r in reports for m in r.missing]
+    if not problems and not lacking:
+        return
+    first = (problems or lacking)[0]
+    more = len(problems) + len(lacking) - 1
+    message = first + (f"; and {more} more problem(s) (see the output)" if more else "")
+    raise ClusterError(message) if problems else AuthorizationError(message)

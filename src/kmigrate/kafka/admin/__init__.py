@@ -16,13 +16,18 @@ module and shares the client through :class:`~kmigrate.kafka.admin.connection.Ad
 - ``acls``: ACL bindings
 - ``users``: SCRAM credentials
 - ``authorization``: the authorizer's answers, asked without changing anything
+- ``authorized``: the operations Kafka reports the principal may perform (cluster,
+  topics, groups) and the broker settings that tell its mode and version
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin.acls import Acls
 from kmigrate.kafka.admin.authorization import Authorization
+from kmigrate.kafka.admin.authorized import Authorized, broker_facts
 from kmigrate.kafka.admin.brokers import Brokers
 from kmigrate.kafka.admin.configs import Configs
 from kmigrate.kafka.admin.connection import AdminConnection
@@ -77,6 +82,11 @@ class ClusterAdmin:
         self.delete_acls = acls.delete_acls
 
         self.authorization_answer = Authorization(conn).answer
+        authorized = Authorized(conn)
+        self.cluster_operations = authorized.cluster_operations
+        self.topic_operations = authorized.topic_operations
+        self.group_operations = authorized.group_operations
+        self.broker_facts = partial(broker_facts, brokers)
 
         users = Users(conn)
         self.scram_credentials = users.scram_credentials

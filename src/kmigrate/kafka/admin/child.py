@@ -22,11 +22,18 @@ class _Quiet:
         """librdkafka's log lines: the parent reports failures itself."""
 
 
-def describe_cluster(client: AdminClient, timeout: float) -> Any:
-    result = client.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
+def describe_cluster(client: AdminClient, timeout: float, authorized: bool = False) -> Any:
+    future = client.describe_cluster(
+        request_timeout=timeout, include_authorized_operations=authorized
+    )
+    result = future.result(timeout=timeout + 5)
     controller = result.controller.id if result.controller is not None else None
     brokers = [[n.id, n.host, n.port, n.rack] for n in result.nodes]
-    return {"cluster_id": result.cluster_id, "controller": controller, "brokers": brokers}
+    found = {"cluster_id": result.cluster_id, "controller": controller, "brokers": brokers}
+    if authorized:
+        ops = result.authorized_operations
+        found["authorized_operations"] = None if ops is None else [op.name for op in ops]
+    return found
 
 
 def group_offsets(client: AdminClient, timeout: float, group: str) -> Any:

@@ -54,9 +54,10 @@ class Isolated:
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
 
-    def call(self, name: str, action: str, group: str | None = None) -> Any:
-        """The child's result for ``name``; a failure as the kmigrate error for ``action``."""
-        args = {"group": group} if group is not None else {}
+    def call(self, name: str, action: str, group: str | None = None, **extra: Any) -> Any:
+        """The child's result for ``name`` (``extra``: its JSON arguments); a failure as
+        the kmigrate error for ``action``."""
+        args = {"group": group, **extra} if group is not None else dict(extra)
         with self._lock:
             try:
                 answer = self._ask({"call": name, "args": args})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -131,16 +132,25 @@ def check(folder: Path, c: Case, monkeypatch: pytest.MonkeyPatch) -> Ran:
     before = snapshot(folder)
     ran = run_in(folder, c.argv)
     assert ran.code == c.exit, f"exit {ran.code}, wanted {c.exit}: {ran.stderr!r}"
-    assert_one_line(ran, c.says)
+    as_json = "--json" in c.argv[: c.argv.index("--")] if "--" in c.argv else "--json" in c.argv
+    assert_one_line(ran, c.says, as_json)
     assert snapshot(folder) == before, "the command changed the folder"
     return ran
 
 
-def assert_one_line(ran: Ran, says: str) -> None:
+def assert_one_line(ran: Ran, says: str, as_json: bool = False) -> None:
+    """One line on stderr naming what to fix: ``error: ...``, or with --json one JSON
+    object ``{"error", "code", "exit"}`` (and nothing on stdout)."""
     lines = [line for line in ran.stderr.splitlines() if not line.startswith("warning: ")]
     assert len(lines) == 1, f"wanted one line on stderr: {ran.stderr!r}"
-    assert lines[0].startswith("error: "), lines[0]
-    assert says in lines[0], f"{says!r} not in {lines[0]!r}"
+    if as_json:
+        error = json.loads(lines[0])
+        assert set(error) == {"error", "code", "exit"}, error
+        assert error["exit"] == ran.code and ran.stdout == "", (error, ran.stdout)
+        assert says in error["error"], f"{says!r} not in {error['error']!r}"
+    else:
+        assert lines[0].startswith("error: "), lines[0]
+        assert says in lines[0], f"{says!r} not in {lines[0]!r}"
     assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr
     for secret in SECRETS:
         assert secret not in ran.stderr + ran.stdout

@@ -16,6 +16,7 @@ from kmigrate.cli.options import (
     json_option,
     max_unavailable_option,
     renamed,
+    require,
     timeout_option,
     topics_option,
 )
@@ -94,6 +95,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
     on by itself; an outage longer than --max-unavailable stops it (exit 3), resumable.
     """
     settings = app.settings
+    require(opts["topics"], "--topics")  # (click >= 8.3 ignores topics_option's required)
     producer = _properties(opts["producer_props"])
     interval = _seconds(opts["interval"] or 30.0, "--refresh-interval")
     link = new_link(
@@ -319,6 +321,7 @@ def promote_cmd(
     app: AppContext, link_name: str, topics: str, timeout: float, as_json: bool
 ) -> None:
     """Stop mirroring TOPICS once their lag is 0 and mark them writable on the target."""
+    require(topics, "--topics")  # (click >= 8.3 ignores topics_option's required)
     store = store_for(app.settings)
     done = promote(store, app.settings, link_name, topics, timeout, render.progress)
     if as_json:

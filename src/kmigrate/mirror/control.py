@@ -10,7 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, MirrorError, MirrorRunningError, NotFoundError
+from kmigrate.errors import (
+    ConfigError,
+    ConflictError,
+    MirrorError,
+    MirrorRunningError,
+    NotFoundError,
+)
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.status import link_status, run_state
 from kmigrate.model.links import (
@@ -50,7 +56,7 @@ def new_link(
     settings.cluster(source)
     settings.cluster(target)
     if source == target:
-        raise ConflictError("--source and --target name the same cluster; a mirror needs two")
+        raise ConfigError("--source and --target name the same cluster; a mirror needs two")
     compile_topics(topics)
     return Link(
         check_link_name(name or default_link_name(source, target)),

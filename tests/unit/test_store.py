@@ -177,3 +177,17 @@ def test_an_in_memory_store_keeps_its_data_between_units_of_work() -> None:
     store = open_store("sqlite://")
     save_link(store, LINK)
     assert require_link(store, LINK.name) == LINK
+
+
+def test_a_store_whose_schema_is_not_committed_yet_reads_as_empty(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "kmigrate.db"
+    with sqlite3.connect(db) as conn:  # a writer that has only just opened the file
+        conn.execute("PRAGMA journal_mode=WAL")
+    before = db.read_bytes()
+    store = open_store(f"sqlite:///{db}")
+    assert list_links(store) == [] and get_run(store, "l") is None
+    assert db.read_bytes() == before
+    save_link(store, LINK)
+    assert require_link(store, LINK.name) == LINK

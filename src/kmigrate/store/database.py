@@ -26,15 +26,16 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from kmigrate.config import Settings, is_secret_key
 from kmigrate.errors import StoreError
 from kmigrate.model.operations import ENSEMBLE_MOVE, KRAFT_CONVERSION
-from kmigrate.store.schema import links, metadata, operation_events, operations
+from kmigrate.store.schema import metadata, operation_events, operations
 
 OLD_KRAFT_PREFIX = "kraft:"  # how stores before the `operations` table keyed KRaft runs
+OLD_MOVES_TABLE = "zk_moves"  # where those stores kept ensemble moves and KRaft runs
 
 
 def now_ms() -> int:
@@ -80,14 +81,16 @@ class Store:
         self._engine.dispose()
 
     def _exists(self) -> bool:
-        if self._ready:
-            return self._path is None or self._path.is_file()
-        if self._path is not None:
-            return self._path.is_file() and self._path.stat().st_size > 0
-        if self._engine.dialect.name == "sqlite":
-            return True  # in memory: it is whatever this process made of it
+        """Whether the store holds kmigrate's schema. A SQLite file that is missing or
+        empty is not asked (connecting would create it); one whose schema a writer has
+        not committed yet reads as empty too (it commits all its tables at once)."""
+        if self._path is not None and not (self._path.is_file() and self._path.stat().st_size):
+            return False
+        if self._ready or (self._path is None and self._engine.dialect.name == "sqlite"):
+            return True  # (in memory: it is whatever this process made of it)
         with self._engine.connect() as conn:
-            return inspect(conn).has_table(links.name)
+            found = set(inspect(conn).get_table_names())
+        return bool(found & {*metadata.tables, OLD_MOVES_TABLE})
 
     def _prepare(self, *, create: bool) -> None:
         """Make the schema (``create``), or bring an existing store made by an older
@@ -96,11 +99,19 @@ class Store:
             return
         if create and self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._make_schema()
+        except OperationalError as exc:
+            if "already exists" not in str(exc):
+                raise
+            self._make_schema()  # another process made it meanwhile: check it again
+        self._ready = True
+
+    def _make_schema(self) -> None:
         with self._engine.begin() as conn:
             metadata.create_all(conn)
             _add_new_columns(conn)
             _adopt_old_operations(conn)
-        self._ready = True
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
@@ -192,10 +203,10 @@ def _adopt_old_operations(conn: Connection) -> None:
     """A store made before the `operations` table kept ensemble moves in `zk_moves` and
     `zk_move_events`, KRaft conversions there too under a "kraft:<cluster>" key: copy
     them over (journal order kept), then drop the old tables so this runs once."""
-    if not inspect(conn).has_table("zk_moves"):
+    if not inspect(conn).has_table(OLD_MOVES_TABLE):
         return
     old = MetaData()
-    moves = Table("zk_moves", old, autoload_with=conn)
+    moves = Table(OLD_MOVES_TABLE, old, autoload_with=conn)
     events = Table("zk_move_events", old, autoload_with=conn)
     for row in conn.execute(select(moves)).mappings():
         kind, cluster = _old_key(row["kafka"])

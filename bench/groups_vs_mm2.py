@@ -14,7 +14,7 @@ A consumer group, stopped on the source, has processed each partition up to a
 different lag behind its end (0, 10, 1,000 and half the partition). For each contender
 the target is emptied, the copier copies everything, the group is moved to the target
 the tool's own way (MirrorMaker 2: checkpoints with ``sync.group.offsets.enabled``,
-waited for until stable; kmigrate: ``groups migrate --apply``), and a consumer on the
+waited for until stable; kmigrate: ``groups migrate --yes``), and a consumer on the
 target reads from the group's target commit to the end. Every record it reads that the
 group had already processed is a repeat; every unprocessed record it does not read is
 a skip. Results: bench/results/groups-<date>.json.
@@ -47,7 +47,7 @@ PARTITIONS = 4
 TOPICS = ("bench-groups", "bench-groups-trimmed")
 GROUP = "bench-lagging"
 LINK = "bench-groups"
-MIGRATE = ("--apply", "--wait")
+MIGRATE = ("--yes", "--wait")
 STABLE_S = 10  # MM2's target commits unchanged this long = its translation has settled
 
 

@@ -13,6 +13,7 @@ from kmigrate.model.runs import RunState
 from kmigrate.store import Store, open_store
 from kmigrate.store.links import (
     link_topics_of,
+    list_links,
     owner_of,
     put_topic,
     require_link,
@@ -124,3 +125,69 @@ def test_a_store_made_before_a_column_was_added_gets_it(tmp_path: Path) -> None:
     assert run is not None and run.batch_s is None and run.records_per_s == 3.0
     report_run(store, "l", 1, RunState.RUNNING, batch_s=0.25)
     assert get_run(store, "l").batch_s == 0.25  # type: ignore[union-attr]
+
+
+def test_reading_a_store_that_does_not_exist_creates_nothing(tmp_path: Path) -> None:
+    store = open_store("sqlite:///state/kmigrate.db", tmp_path)
+    assert list_links(store) == [] and get_run(store, "l") is None
+    assert load_partitions(store, "l") == [] and gaps_of(store, "l") == []
+    with pytest.raises(NotFoundError, match="known links: none"):
+        require_link(store, "nope")
+    assert list(tmp_path.iterdir()) == []  # no folder, no file, no -wal/-shm
+
+
+def test_the_first_write_creates_the_store_and_leaves_no_journal(tmp_path: Path) -> None:
+    store = open_store("sqlite:///state/kmigrate.db", tmp_path)
+    save_link(store, LINK)
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == ["kmigrate.db"]
+    again = open_store("sqlite:///state/kmigrate.db", tmp_path)
+    assert require_link(again, LINK.name) == LINK
+
+
+def test_reading_an_existing_store_changes_no_byte(tmp_path: Path) -> None:
+    save_link(open_store("sqlite:///kmigrate.db", tmp_path), LINK)
+    before = (tmp_path / "kmigrate.db").read_bytes()
+    store = open_store("sqlite:///kmigrate.db", tmp_path)
+    assert [link.name for link in list_links(store)] == [LINK.name]
+    assert owner_of(store, "b", "orders") is None
+    assert (tmp_path / "kmigrate.db").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kmigrate.db"]
+
+
+def test_a_reader_cannot_write(tmp_path: Path) -> None:
+    store = open_store("sqlite:///kmigrate.db", tmp_path)
+    save_link(store, LINK)
+    with pytest.raises(StoreError, match="readonly"), store.reading() as conn:
+        conn.exec_driver_sql("DELETE FROM links")
+    assert require_link(store, LINK.name) == LINK
+
+
+def test_a_store_deleted_under_a_reader_reads_as_empty_then_is_made_again(
+    tmp_path: Path,
+) -> None:
+    store = open_store("sqlite:///kmigrate.db", tmp_path)
+    save_link(store, LINK)
+    (tmp_path / "kmigrate.db").unlink()
+    assert list_links(store) == []
+    save_link(store, LINK)
+    assert require_link(store, LINK.name) == LINK
+
+
+def test_an_in_memory_store_keeps_its_data_between_units_of_work() -> None:
+    store = open_store("sqlite://")
+    save_link(store, LINK)
+    assert require_link(store, LINK.name) == LINK
+
+
+def test_a_store_whose_schema_is_not_committed_yet_reads_as_empty(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "kmigrate.db"
+    with sqlite3.connect(db) as conn:  # a writer that has only just opened the file
+        conn.execute("PRAGMA journal_mode=WAL")
+    before = db.read_bytes()
+    store = open_store(f"sqlite:///{db}")
+    assert list_links(store) == [] and get_run(store, "l") is None
+    assert db.read_bytes() == before
+    save_link(store, LINK)
+    assert require_link(store, LINK.name) == LINK

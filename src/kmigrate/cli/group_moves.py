@@ -14,7 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, cluster_admins, pass_app
-from kmigrate.cli.options import json_option, max_unavailable_option
+from kmigrate.cli.options import (
+    confirm,
+    confirm_options,
+    duration_option,
+    groups_option,
+    json_option,
+    max_unavailable_option,
+    timeout_option,
+)
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group
@@ -29,8 +37,23 @@ from kmigrate.model.links import Link, compile_topics
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
 
-link_option = click.option("--link", "link_name", metavar="NAME", help="Link whose map to use.")
+link_option = click.option("--link", "link_name", metavar="LINK", help="Link whose map to use.")
 group_option = click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id.")
+required_link_option = click.option(
+    "--link", "link_name", required=True, metavar="LINK", help="Link whose map to use."
+)
+MAX_GROUP_ID_BYTES = 32767  # a Kafka protocol STRING
+
+
+def check_group_id(group_id: str) -> str:
+    """Kafka takes any non-empty group id that fits its string encoding."""
+    if not group_id or len(group_id.encode()) > MAX_GROUP_ID_BYTES:
+        shown = group_id if len(group_id) <= 60 else group_id[:57] + "..."
+        raise ConfigError(
+            f"group id '{shown}' is not a valid Kafka group id: give 1 to "
+            f"{MAX_GROUP_ID_BYTES} bytes"
+        )
+    return group_id
 
 
 @click.command("translate")
@@ -60,11 +83,12 @@ def translate(
     reached (failover) it uses the last commit kmigrate saw and says how many records
     may repeat. With --by-timestamp it is approximate, with a bound per partition.
     """
+    check_group_id(group_id)
     if by_timestamp:
         _translate_by_timestamp(app, link_name, group_id, source, target, as_json)
         return
     if not link_name:
-        raise ConfigError("pass --link NAME (or --by-timestamp --source A --target B)")
+        raise ConfigError("pass --link LINK (or --by-timestamp --source A --target B)")
     store = store_for(app.settings)
     link = require_link(store, link_name)
     with cluster_admins(app, link.source, link.target) as (s, t):
@@ -84,7 +108,8 @@ def _translate_by_timestamp(
         link = require_link(store_for(app.settings), link_name)
         source, target = source or link.source, target or link.target
     if not source or not target:
-        raise ConfigError("--by-timestamp needs --link NAME or both --source and --target")
+        raise ConfigError("--by-timestamp needs --link LINK or both --source and --target")
+    app.cluster(source), app.cluster(target)  # both configured, before either is asked
     with cluster_admins(app, source, target) as (s, t):
         source_view, target_view = view_group(s, group_id), view_group(t, group_id)
         commits = [(tp, p, o) for (tp, p), o in source_view.committed.items()]
@@ -156,51 +181,52 @@ def _print_rows(
 
 
 @click.command("migrate")
-@click.option("--link", "link_name", required=True, metavar="NAME", help="Link whose map to use.")
+@required_link_option
 @group_option
-@click.option("--apply", is_flag=True, help="Commit the offsets (default: show the plan only).")
 @click.option("--wait", is_flag=True, help="Wait for the mirror to reach the group's position.")
-@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds for --wait.")
+@timeout_option("10m", "How long --wait waits.")
 @click.option(
     "--failover",
     is_flag=True,
     help="The source is gone: use the last commits kmigrate saw (records may repeat).",
 )
+@confirm_options
 @json_option
 @pass_app
-def migrate(
-    app: AppContext,
-    link_name: str,
-    group_id: str,
-    apply: bool,
-    wait: bool,
-    timeout: float,
-    failover: bool,
-    as_json: bool,
-) -> None:
+def migrate(app: AppContext, /, **opts: Any) -> None:
     """Move a stopped group: commit its exact translated offsets to the same group on the target.
 
-    Without --apply it prints the plan and changes nothing. It refuses, writing
-    nothing, while the group has members on either side or a position is not mirrored.
+    It shows the plan first; --yes commits it (a terminal is asked; --dry-run changes
+    nothing). It refuses, writing nothing, while the group has members on either side
+    or a position is not mirrored.
     """
+    group_id, as_json = check_group_id(opts["group_id"]), opts["as_json"]
     store = store_for(app.settings)
-    link = require_link(store, link_name)
-    with (
-        cluster_admins(app, link.source, link.target) as (s, t),
-        _wait_bar(as_json or not wait) as bar,
-    ):
-        result = migrate_group(
-            store,
-            link,
-            group_id,
-            s,
-            t,
-            apply=apply,
-            wait_s=timeout if wait else None,
-            failover=failover,
-            on_wait=bar,
-        )
-    _show_migrate(result, as_json)
+    link = require_link(store, opts["link_name"])
+    with cluster_admins(app, link.source, link.target) as (s, t):
+
+        def move(apply: bool, wait_s: float | None) -> MigrateResult:
+            with _wait_bar(as_json or wait_s is None) as bar:
+                return migrate_group(
+                    store, link, group_id, s, t,
+                    apply=apply, wait_s=wait_s, failover=opts["failover"], on_wait=bar,
+                )  # fmt: skip
+
+        result = move(False, opts["timeout"] if opts["wait"] else None)
+        if result.changes:
+            if not as_json:
+                _show_plan(result.plan, False)
+            action = (
+                f"commit {len(result.changes)} partition(s) of group {group_id} on {t.cluster.name}"
+            )
+            if confirm(action, dry_run=opts["dry_run"], yes=opts["yes"]):
+                result = move(True, None)
+            elif as_json:
+                render.print_json(migrate_json(result))
+                return
+            else:
+                return
+    _show_migrate(result, as_json, shown=bool(result.changes))
 
 
 @contextmanager
@@ -225,46 +251,28 @@ def _wait_bar(quiet: bool) -> Iterator[Any]:
         yield update
 
 
-def _show_migrate(result: MigrateResult, as_json: bool) -> None:
+def _show_migrate(result: MigrateResult, as_json: bool, *, shown: bool = False) -> None:
     plan = result.plan
-    outcome = result.outcome
     if as_json:
         render.print_json(migrate_json(result))
         return
-    _show_plan(plan, False)
+    if not shown:
+        _show_plan(plan, False)
     n, g, target = len(result.changes), plan.group, plan.link.target
-    if outcome == "already-done":
+    if result.outcome == "already-done":
         render.out.print(
             f"group {g} is already at its translated offsets on {target}; nothing changed"
         )
-    elif outcome == "applied":
+    elif result.outcome == "applied":
         render.out.print(
             f"committed {n} partition(s) of group {g} on {target}; start its consumers there"
-        )
-    else:
-        render.out.print(
-            f"dry run: nothing changed; run again with --apply to commit {n} partition(s) "
-            f"on {target}"
         )
 
 
 @click.command("sync")
-@click.option("--link", "link_name", required=True, metavar="NAME", help="Link whose map to use.")
-@click.option(
-    "--groups",
-    "groups_regex",
-    default=".*",
-    show_default=True,
-    metavar="REGEX",
-    help="Groups to follow (whole-name regex).",
-)
-@click.option(
-    "--interval",
-    type=click.FloatRange(0.2),
-    default=5.0,
-    show_default=True,
-    help="Seconds between rounds.",
-)
+@required_link_option
+@groups_option("Groups to follow: a regex that must match the whole id.", default=".*")
+@duration_option("--interval", "interval", default="5s", minimum=0.2, help="How often to sync.")
 @click.option("--once", is_flag=True, help="One round, then exit.")
 @max_unavailable_option("15m")
 @json_option
@@ -272,7 +280,7 @@ def _show_migrate(result: MigrateResult, as_json: bool) -> None:
 def sync(
     app: AppContext,
     link_name: str,
-    groups_regex: str,
+    groups: str,
     interval: float,
     once: bool,
     max_unavailable: float,
@@ -284,6 +292,7 @@ def sync(
     there since the last sync, are left alone (and reported). A cluster that stops
     answering (a coordinator restarting) is waited out for up to --max-unavailable.
     """
+    groups_regex = groups
     pattern = compile_topics(groups_regex)
     store = store_for(app.settings)
     link = require_link(store, link_name)

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 import click
 
 from kmigrate.cli import group_moves, render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.options import cluster_option, json_option
-from kmigrate.groups.create import create_group
+from kmigrate.cli.group_moves import check_group_id
+from kmigrate.cli.options import (
+    check_topic_name,
+    cluster_option,
+    deprecated,
+    groups_option,
+    json_option,
+    renamed,
+    require,
+    topics_option,
+)
+from kmigrate.cli.position import check_position
+from kmigrate.groups.create import create_group, matching_topics, read_offsets_file
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.model.links import compile_topics
 
 
 @click.group("groups")
@@ -19,12 +35,16 @@ def group() -> None:
 
 @group.command("list")
 @cluster_option()
+@groups_option("Only groups whose id this regex matches (whole id).")
 @json_option
 @pass_app
-def list_groups(app: AppContext, cluster_name: str, as_json: bool) -> None:
+def list_groups(app: AppContext, cluster_name: str, groups: str | None, as_json: bool) -> None:
     """Consumer groups with state, member count and total lag."""
+    pattern = re.compile(groups) if groups else None
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        described = [admin.describe_group(g.group_id) for g in admin.list_groups()]
+        admin.cluster_metadata()  # an unreachable cluster is exit 3, not an empty list
+        ids = [g.group_id for g in admin.list_groups()]
+        described = [admin.describe_group(i) for i in ids if not pattern or pattern.fullmatch(i)]
     rows = [
         {
             "group": g.group_id,
@@ -52,7 +72,9 @@ def list_groups(app: AppContext, cluster_name: str, as_json: bool) -> None:
 @pass_app
 def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -> None:
     """Members, committed offsets and lag of consumer group GROUP."""
+    check_group_id(group_id)
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
+        admin.cluster_metadata()  # unreachable: exit 3 (not "no such group")
         info = admin.describe_group(group_id)
     if as_json:
         render.print_json({"cluster": cluster_name, **to_jsonable(info)})
@@ -67,22 +89,29 @@ def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -
 @group.command("create")
 @cluster_option()
 @click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id to create.")
-@click.option("--topic", required=True, metavar="TOPIC", help="Topic the group will consume.")
+@topics_option("Topics the group will consume: a regex that must match the whole name.")
+@click.option("--topic", "old_topic", hidden=True, help="Old spelling of --topics (one name).")
 @click.option(
-    "--at",
-    required=True,
-    metavar="earliest|latest|@EPOCH_MS|FILE.json",
-    help='Start position; FILE.json maps each partition to an offset: {"0": 120, "1": 98}.',
+    "--from",
+    "position",
+    metavar="POSITION",
+    help="Start position: earliest, latest, @EPOCH_MS, an ISO time, or FILE.json mapping "
+    'each partition of the one matching topic to an offset: {"0": 120, "1": 98}.',
 )
+@renamed("--at", "--from", "position")
 @json_option
 @pass_app
-def create(
-    app: AppContext, cluster_name: str, group_id: str, topic: str, at: str, as_json: bool
-) -> None:
-    """Create consumer group GROUP positioned at --at on every partition of TOPIC."""
+def create(app: AppContext, /, **opts: Any) -> None:
+    """Create consumer group GROUP positioned at --from on every partition of the topics."""
+    cluster_name, group_id = opts["cluster_name"], check_group_id(opts["group_id"])
+    pattern = _create_topics(opts["topics"], opts["old_topic"])
+    position = check_position(require(opts["position"], "--from"), files=True)
+    timed = position in ("earliest", "latest") or position.startswith("@")
+    offsets_file = None if timed else read_offsets_file(Path(position))
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        offsets = create_group(admin, group_id, topic, at)
-    if as_json:
+        topics = matching_topics(admin, pattern, one=offsets_file is not None)
+        offsets = create_group(admin, group_id, topics, position, offsets_file)
+    if opts["as_json"]:
         render.print_json({"cluster": cluster_name, "group": group_id, "offsets": offsets})
         return
     render.table(
@@ -90,6 +119,15 @@ def create(
         ["topic", "partition", "offset"],
         [(o.topic, o.partition, o.offset) for o in offsets],
     )
+
+
+def _create_topics(topics: str | None, old_topic: str | None) -> re.Pattern[str]:
+    """The `groups create` topics: --topics REGEX, or the old --topic NAME (exactly it)."""
+    if old_topic is not None:
+        deprecated("--topic", "--topics")
+        if topics is None:
+            return re.compile(re.escape(check_topic_name(old_topic)))
+    return compile_topics(require(topics, "--topics"))
 
 
 group.add_command(group_moves.translate)

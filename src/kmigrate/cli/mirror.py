@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,11 +10,22 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.options import json_option, max_unavailable_option
+from kmigrate.cli.options import (
+    Duration,
+    duration_option,
+    json_option,
+    max_unavailable_option,
+    renamed,
+    require,
+    timeout_option,
+    topics_option,
+)
+from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.control import (
-    check_not_running,
+    check_clusters,
+    check_link,
     link_dir,
     new_link,
     promote,
@@ -25,11 +35,12 @@ from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
+from kmigrate.model.links import Link
 from kmigrate.store import Store, store_for
 from kmigrate.store.links import list_links, require_link, save_link
 from kmigrate.store.runs import get_run
 
-link_option = click.option("--link", "link_name", metavar="NAME", help="Link name.")
+link_option = click.option("--link", "link_name", metavar="LINK", help="Link name.")
 
 
 @click.group("mirror")
@@ -40,25 +51,27 @@ def group() -> None:
 @group.command("start")
 @click.option("--source", required=True, metavar="CLUSTER", help="Cluster to copy from.")
 @click.option("--target", required=True, metavar="CLUSTER", help="Cluster to copy to.")
-@click.option("--topics", required=True, metavar="REGEX", help="Source topics (whole-name regex).")
-@click.option("--link", "link_name", metavar="NAME", help="Link name (default SOURCE-to-TARGET).")
+@topics_option("Source topics: a regex that must match the whole name.", required=True)
+@click.option("--link", "link_name", metavar="LINK", help="Link name (default SOURCE-to-TARGET).")
 @click.option(
-    "--start",
-    default="earliest",
-    show_default=True,
-    metavar="earliest|latest|@EPOCH_MS",
-    help="Where to begin partitions the link has never mirrored.",
+    "--from",
+    "start",
+    metavar="POSITION",
+    help="Where to begin partitions the link has never mirrored: earliest (default), "
+    "latest, @EPOCH_MS or an ISO time.",
 )
+@renamed("--start", "--from", "start")
 @click.option("--master", metavar="URL", help="Spark master (default from the config).")
 @click.option("--replication-factor", type=click.IntRange(1), help="For created target topics.")
 @click.option("--allow-gaps", is_flag=True, help="Record retention losses instead of stopping.")
-@click.option(
-    "--refresh-interval",
-    type=click.FloatRange(0.5),
-    default=30.0,
-    show_default=True,
-    help="Seconds between looks for new topics, partitions and promote requests.",
+@duration_option(
+    "--interval",
+    "interval",
+    default=None,
+    minimum=0.5,
+    help="How often to look for new topics, partitions and promote requests (default 30s).",
 )
+@renamed("--refresh-interval", "--interval", "interval")
 @click.option(
     "--producer-property",
     "producer_props",
@@ -71,36 +84,40 @@ def group() -> None:
 )
 @max_unavailable_option("15m")
 @click.option("--detach", is_flag=True, help="Run in the background; logs go to the link's folder.")
+@json_option
 @pass_app
 def start(app: AppContext, /, **opts: Any) -> None:
     """Mirror SOURCE topics matching REGEX to TARGET until stopped (Ctrl-C or `mirror stop`).
 
     Safe to run again after any crash: it resumes exactly where the offset map ends.
-    While the source or target stops answering (a broker restart, a leader election)
-    it waits, says so, and goes on by itself; an outage longer than --max-unavailable
-    stops it (exit 3), resumable.
+    Both clusters are checked before the link is saved. While the source or target
+    stops answering (a broker restart, a leader election) it waits, says so, and goes
+    on by itself; an outage longer than --max-unavailable stops it (exit 3), resumable.
     """
     settings = app.settings
+    require(opts["topics"], "--topics")  # (click >= 8.3 ignores topics_option's required)
     producer = _properties(opts["producer_props"])
+    interval = _seconds(opts["interval"] or 30.0, "--refresh-interval")
     link = new_link(
         settings,
         source=opts["source"],
         target=opts["target"],
         topics=opts["topics"],
         name=opts["link_name"],
-        start=opts["start"],
+        start=check_position(opts["start"] or "earliest"),
         replication_factor=opts["replication_factor"],
     )
     store = store_for(settings)
-    check_not_running(store, link.name)
+    check_link(store, link)
+    check_clusters(settings, link)
     save_link(store, link)
     folder = link_dir(settings, link.name)
-    folder.mkdir(parents=True, exist_ok=True)
     if opts["detach"]:
-        _detach(store, link.name, folder)
+        _detach(store, settings, link, _child_options(opts, interval), folder, opts["as_json"])
         return
+    folder.mkdir(parents=True, exist_ok=True)
     options = MirrorOptions(
-        refresh_interval_s=opts["refresh_interval"],
+        refresh_interval_s=interval,
         allow_gaps=opts["allow_gaps"],
         producer=producer,
         max_offsets_per_batch=opts["max_offsets_per_batch"],
@@ -111,6 +128,8 @@ def start(app: AppContext, /, **opts: Any) -> None:
     render.progress(f"link {link.name}: {link.source} -> {link.target}, topics '{link.topics}'")
     job.run()
     render.progress(f"link {link.name}: stopped")
+    if opts["as_json"]:
+        render.print_json({"link": link.name, "state": "stopped"})
 
 
 class _Ticker:
@@ -129,6 +148,16 @@ class _Ticker:
             )
 
 
+def _seconds(value: float | str, flag: str) -> float:
+    """A DURATION; a string came from an old spelling (``flag``) click did not convert."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(Duration(minimum=0.5).convert(value, None, None))
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message, param_hint=f"'{flag}'") from None
+
+
 def _properties(pairs: tuple[str, ...]) -> dict[str, str]:
     props = {}
     for pair in pairs:
@@ -139,10 +168,37 @@ def _properties(pairs: tuple[str, ...]) -> dict[str, str]:
     return props
 
 
-def _detach(store: Store, name: str, folder: Path) -> None:
-    argv = [a for a in sys.argv[1:] if a != "--detach"]
-    pid = spawn_mirror(store, name, argv, folder)
-    render.out.print(f"link {name}: mirror running as process {pid}; log {folder / 'mirror.log'}")
+def _child_options(opts: dict[str, Any], interval: float) -> list[str]:
+    """The foreground `mirror start` options a detached mirror runs with."""
+    args = [f"--interval={interval:g}s", f"--max-unavailable={opts['max_unavailable']:g}s"]
+    for flag in ("master", "replication_factor", "max_offsets_per_batch"):
+        if opts[flag] is not None:
+            args.append(f"--{flag.replace('_', '-')}={opts[flag]}")
+    args += [f"--producer-property={pair}" for pair in opts["producer_props"]]
+    return args + (["--allow-gaps"] if opts["allow_gaps"] else [])
+
+
+def _detach(
+    store: Store, settings: Any, link: Link, options: list[str], folder: Path, as_json: bool
+) -> None:
+    config = ["--config", str(settings.path)] if settings.path else []
+    argv = [
+        *config,
+        "mirror",
+        "start",
+        f"--source={link.source}",
+        f"--target={link.target}",
+        f"--topics={link.topics}",
+        f"--link={link.name}",
+        f"--from={link.start}",
+        *options,
+    ]
+    pid = spawn_mirror(store, link.name, argv, folder)
+    log = folder / "mirror.log"
+    if as_json:
+        render.print_json({"link": link.name, "pid": pid, "log": str(log)})
+    else:
+        render.out.print(f"link {link.name}: mirror running as process {pid}; log {log}")
 
 
 @group.command("status")
@@ -228,16 +284,20 @@ def _n(value: int | None) -> str:
 
 @group.command("stop")
 @link_option
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait.")
+@timeout_option("2m", "How long to wait for the mirror to exit.")
+@json_option
 @pass_app
-def stop(app: AppContext, link_name: str | None, timeout: float) -> None:
+def stop(app: AppContext, link_name: str | None, timeout: float, as_json: bool) -> None:
     """Stop a link's mirror between two batches (it resumes exactly on the next start)."""
     store = store_for(app.settings)
     name = link_name or _only_link(store)
-    if stop_mirror(store, name, timeout, render.progress):
+    stopped = stop_mirror(store, name, timeout, render.progress)
+    state, reason = ("stopped", None) if stopped else run_state(get_run(store, name))
+    if as_json:
+        render.print_json({"link": name, "stopped": stopped, "state": state, "reason": reason})
+    elif stopped:
         render.out.print(f"link {name}: mirror stopped")
     else:
-        state, reason = run_state(get_run(store, name))
         render.out.print(
             f"link {name}: no mirror running ({state}{': ' + reason if reason else ''})"
         )
@@ -247,20 +307,21 @@ def _only_link(store: Store) -> str:
     links = list_links(store)
     if len(links) != 1:
         names = ", ".join(link.name for link in links) or "none"
-        raise ConfigError(f"pass --link NAME (links: {names})")
+        raise ConfigError(f"pass --link LINK (links: {names})")
     return links[0].name
 
 
 @group.command("promote")
-@click.option("--link", "link_name", required=True, metavar="NAME", help="Link name.")
-@click.option("--topics", required=True, metavar="REGEX", help="Topics to promote.")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait.")
+@click.option("--link", "link_name", required=True, metavar="LINK", help="Link name.")
+@topics_option("Topics to promote: a regex that must match the whole name.", required=True)
+@timeout_option("5m", "How long to wait for their lag to reach 0.")
 @json_option
 @pass_app
 def promote_cmd(
     app: AppContext, link_name: str, topics: str, timeout: float, as_json: bool
 ) -> None:
     """Stop mirroring TOPICS once their lag is 0 and mark them writable on the target."""
+    require(topics, "--topics")  # (click >= 8.3 ignores topics_option's required)
     store = store_for(app.settings)
     done = promote(store, app.settings, link_name, topics, timeout, render.progress)
     if as_json:

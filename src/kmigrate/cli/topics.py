@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.options import cluster_option, json_option
+from kmigrate.cli.options import check_topic_name, cluster_option, json_option, topics_option
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.model.links import compile_topics
 
 
 @click.group("topics")
@@ -18,19 +21,32 @@ def group() -> None:
 
 @group.command("list")
 @cluster_option()
+@topics_option("Only topics whose whole name this regex matches.")
 @click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
 @json_option
 @pass_app
-def list_topics(app: AppContext, cluster_name: str, internal: bool, as_json: bool) -> None:
+def list_topics(
+    app: AppContext, cluster_name: str, topics: str | None, internal: bool, as_json: bool
+) -> None:
     """Topics with partition count, replication factor and record count."""
+    pattern = compile_topics(topics) if topics else None
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        print_topics(admin, cluster_name, internal=internal, as_json=as_json)
+        print_topics(admin, cluster_name, internal=internal, as_json=as_json, pattern=pattern)
 
 
 def print_topics(
-    admin: ClusterAdmin, cluster_name: str, *, internal: bool = False, as_json: bool = False
+    admin: ClusterAdmin,
+    cluster_name: str,
+    *,
+    internal: bool = False,
+    as_json: bool = False,
+    pattern: re.Pattern[str] | None = None,
 ) -> None:
-    topics = admin.list_topics(include_internal=internal)
+    topics = [
+        t
+        for t in admin.list_topics(include_internal=internal)
+        if pattern is None or pattern.fullmatch(t.name)
+    ]
     counts = {t.name: sum(w.count for w in admin.watermarks(t.name)) for t in topics}
     rows = [
         {
@@ -68,6 +84,7 @@ def print_topics(
 @pass_app
 def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> None:
     """Partitions (leader, replicas, ISR, offsets) and non-default configs of TOPIC."""
+    check_topic_name(topic)
     with ClusterAdmin(app.cluster(cluster_name)) as admin:
         info = admin.describe_topic(topic)
         marks = {w.partition: w for w in admin.watermarks(topic)}

@@ -1,4 +1,5 @@
-"""`kmigrate verify`: prove a copy record by record. Exit 0 = match, 1 = differs, 2 = error."""
+"""`kmigrate verify`: prove a copy record by record. Exit 0 = match, 1 = differs; errors
+exit as every command's do (2 usage, 3 cluster, 4 no such link, ...)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.options import json_option
-from kmigrate.errors import ConfigError, KMigrateError
+from kmigrate.cli.options import json_option, topics_option
+from kmigrate.cli.position import check_position
+from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import compile_topics
 from kmigrate.spark.session import build_context
@@ -18,23 +20,23 @@ from kmigrate.store.links import require_link
 from kmigrate.verify.by_link import verify_link
 from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
-from kmigrate.verify.job import Sides, plan_position, verify
+from kmigrate.verify.job import Sides, plan_position, read_start_file, verify
 from kmigrate.verify.report import VerifyReport, record_json, report_json
 
 EXIT_DIFFERS = 1
-EXIT_ERROR = 2
 
 
 @click.command("verify")
-@click.option("--link", "link_name", metavar="NAME", help="Compare what this link mirrored.")
-@click.option("--topics", metavar="REGEX", help="Only topics matching (required without --link).")
+@click.option("--link", "link_name", metavar="LINK", help="Compare what this link mirrored.")
+@topics_option("Only topics matching this whole-name regex (required without --link).")
 @click.option("--source", metavar="CLUSTER", help="Without --link: the cluster copied from.")
 @click.option("--target", metavar="CLUSTER", help="Without --link: the cluster copied to.")
 @click.option(
     "--from",
     "start",
-    metavar="earliest|@EPOCH_MS|OFFSETS.json",
-    help="Without --link: where to align each partition on both sides (default earliest).",
+    metavar="POSITION",
+    help="Without --link: where to align each partition on both sides: earliest (default), "
+    "@EPOCH_MS, an ISO time, or OFFSETS.json.",
 )
 @click.option("--html", "html_path", type=click.Path(path_type=Path), help="Write an HTML report.")
 @json_option
@@ -54,12 +56,9 @@ def command(
 
     With --link: the ranges the offset map says were mirrored and both clusters still
     hold. Without: --source A --target B --topics REGEX, aligned by position from --from.
+    Exit 0: the copy matches; 1: it differs; other codes as for every command.
     """
-    try:
-        report = _run(app, link_name, topics, source, target, start, as_json)
-    except KMigrateError as exc:
-        render.error(exc.message, exc.detail)
-        raise click.exceptions.Exit(EXIT_ERROR) from None
+    report = _run(app, link_name, topics, source, target, start, as_json)
     if html_path is not None:
         html_path.write_text(render_html(report))
     if as_json:
@@ -89,17 +88,18 @@ def _run(
             raise ConfigError("--source/--target/--from are for verifying without --link")
         store = store_for(settings)
         return verify_link(settings, store, require_link(store, link_name), pattern, progress)
-    if not (source and target and topics):
-        raise ConfigError("pass --link NAME, or --source A --target B --topics REGEX")
-    with (
-        ClusterAdmin(app.cluster(source)) as s,
-        ClusterAdmin(app.cluster(target)) as t,
-    ):
-        sides = Sides(app.cluster(source), app.cluster(target), s, t)
+    if not (source and target and pattern):
+        raise ConfigError("pass --link LINK, or --source A --target B --topics REGEX")
+    source_cfg, target_cfg = app.cluster(source), app.cluster(target)
+    position = check_position(start or "earliest", latest=False, files=True)
+    timed = position == "earliest" or position.startswith("@")
+    start_file = None if timed else read_start_file(position)
+    with ClusterAdmin(source_cfg) as s, ClusterAdmin(target_cfg) as t:
+        sides = Sides(source_cfg, target_cfg, s, t)
         return verify(
             lambda: build_context(settings.spark, "kmigrate-verify"),
             sides,
-            lambda: plan_position(pattern, start or "earliest", sides),  # type: ignore[arg-type]
+            lambda: plan_position(pattern, position, sides, start_file),
             mode="position",
             link=None,
             progress=progress,

@@ -10,7 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, MirrorError, MirrorRunningError, NotFoundError
+from kmigrate.errors import (
+    ConfigError,
+    ConflictError,
+    MirrorError,
+    MirrorRunningError,
+    NotFoundError,
+)
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.status import link_status, run_state
 from kmigrate.model.links import (
@@ -23,7 +29,7 @@ from kmigrate.model.links import (
 )
 from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
-from kmigrate.store.links import link_topics_of, require_link, set_topic_state
+from kmigrate.store.links import get_link, link_topics_of, require_link, set_topic_state
 from kmigrate.store.locks import pid_alive
 from kmigrate.store.runs import get_run
 
@@ -50,7 +56,7 @@ def new_link(
     settings.cluster(source)
     settings.cluster(target)
     if source == target:
-        raise ConflictError("--source and --target name the same cluster; a mirror needs two")
+        raise ConfigError("--source and --target name the same cluster; a mirror needs two")
     compile_topics(topics)
     return Link(
         check_link_name(name or default_link_name(source, target)),
@@ -60,6 +66,26 @@ def new_link(
         StartPosition.parse(start),
         replication_factor,
     )
+
+
+def check_link(store: Store, link: Link) -> None:
+    """Refuse, reading only, what `save_link` would: a link of that name between other
+    clusters, or one a live process mirrors."""
+    stored = get_link(store, link.name)
+    if stored is not None and (stored.source, stored.target) != (link.source, link.target):
+        raise ConflictError(
+            f"link '{link.name}' already mirrors {stored.source} -> {stored.target}; "
+            f"choose another --link name for {link.source} -> {link.target}"
+        )
+    check_not_running(store, link.name)
+
+
+def check_clusters(settings: Settings, link: Link) -> None:
+    """Both clusters answer and accept kmigrate's credentials (ClusterError if not):
+    asked before a link is saved, so a refused start leaves no link behind."""
+    for name in (link.source, link.target):
+        with ClusterAdmin(settings.cluster(name)) as admin:
+            admin.cluster_metadata()
 
 
 def check_not_running(store: Store, name: str) -> None:

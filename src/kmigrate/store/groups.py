@@ -19,7 +19,7 @@ def _key(link: str, group: str, topic: str, partition: int) -> ColumnElement[boo
 def positions_of(store: Store, link: str, group: str) -> list[GroupPosition]:
     c = group_positions.c
     query = select(group_positions).where(c.link == link, c.group_id == group)
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = list(conn.execute(query.order_by(c.topic, c.partition)))
     return [
         GroupPosition(

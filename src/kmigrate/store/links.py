@@ -24,7 +24,7 @@ def _link(row: Any) -> Link:
 
 
 def get_link(store: Store, name: str) -> Link | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(links).where(links.c.name == name)).first()
     return _link(row) if row else None
 
@@ -38,7 +38,7 @@ def require_link(store: Store, name: str) -> Link:
 
 
 def list_links(store: Store) -> list[Link]:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         return [_link(r) for r in conn.execute(select(links).order_by(links.c.name))]
 
 
@@ -85,7 +85,7 @@ def _topic(row: Any) -> LinkTopic:
 
 
 def link_topics_of(store: Store, link: str) -> list[LinkTopic]:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             select(link_topics).where(link_topics.c.link == link).order_by(link_topics.c.topic)
         )
@@ -99,7 +99,7 @@ def owner_of(store: Store, target: str, topic: str) -> str | None:
         .join(links, links.c.name == link_topics.c.link)
         .where(links.c.target == target, link_topics.c.topic == topic)
     )
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(query).first()
     return row.link if row else None
 

@@ -41,7 +41,7 @@ class Holder:
 
 
 def holder(store: Store, subject: str) -> Holder | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(command_locks).where(command_locks.c.subject == subject)).first()
     return Holder(row.pid, row.host, row.command, row.acquired_ms) if row else None
 

@@ -41,13 +41,13 @@ def save_migration(store: Store, name: str, source: str, target: str, plan_yaml:
 
 
 def migration_plan_yaml(store: Store, name: str) -> str | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(migrations.c.plan_yaml).where(migrations.c.name == name)).first()
     return row.plan_yaml if row else None
 
 
 def migration_names(store: Store) -> list[str]:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         return [r.name for r in conn.execute(select(migrations.c.name).order_by(migrations.c.name))]
 
 
@@ -62,7 +62,7 @@ def items_of(store: Store, migration: str, kind: str | None = None) -> list[Item
     query = select(migration_items).where(migration_items.c.migration == migration)
     if kind:
         query = query.where(migration_items.c.kind == kind)
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = conn.execute(query.order_by(migration_items.c.kind, migration_items.c.name))
         return [_item(r) for r in rows]
 
@@ -151,7 +151,7 @@ def events_of(store: Store, migration: str, limit: int | None = None) -> list[Ev
     )
     if limit:
         query = query.limit(limit)
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = list(conn.execute(query))
     return [
         Event(r.at_ms, r.actor, r.action, tuple(json.loads(r.subjects)), r.outcome, r.detail)

@@ -78,7 +78,7 @@ def load_partitions(store: Store, link: str, topic: str | None = None) -> list[P
     )
     if topic is not None:
         query = query.where(map_partitions.c.topic == topic)
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = list(conn.execute(query))
     headers: dict[tuple[str, int], Any] = {}
     by_partition: dict[tuple[str, int], list[OffsetRun]] = defaultdict(list)
@@ -182,7 +182,7 @@ def record_gap(store: Store, link: str, gap: Gap) -> None:
 
 
 def gaps_of(store: Store, link: str) -> list[Gap]:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             select(gaps).where(gaps.c.link == link).order_by(gaps.c.topic, gaps.c.partition)
         )

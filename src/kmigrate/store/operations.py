@@ -73,7 +73,7 @@ def _replaceable(conn: Connection, row: Row[Any]) -> bool:
 
 
 def get(store: Store, kind: str, cluster: str) -> MoveRecord | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(operations).where(_key(kind, cluster))).first()
     return _record(row) if row else None
 
@@ -111,7 +111,7 @@ def record(
 
 def history(store: Store, kind: str, cluster: str) -> list[MoveEvent]:
     """The operation's journal, oldest first."""
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             select(operation_events)
             .where(_events_of(kind, cluster))
@@ -122,7 +122,7 @@ def history(store: Store, kind: str, cluster: str) -> list[MoveEvent]:
 
 def last_outcome(store: Store, kind: str, cluster: str, step: str) -> str | None:
     """The outcome last recorded of ``step`` (None if it never ran)."""
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(
             select(operation_events.c.outcome)
             .where(_events_of(kind, cluster) & (operation_events.c.step == step))

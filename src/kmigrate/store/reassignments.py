@@ -55,7 +55,7 @@ def begin(
 
 
 def current(store: Store, cluster: str) -> Applied | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(reassignments).where(reassignments.c.cluster == cluster)).first()
     if row is None:
         return None
@@ -73,7 +73,7 @@ def current(store: Store, cluster: str) -> Applied | None:
 
 
 def states(store: Store, cluster: str) -> dict[Key, str]:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             select(reassignment_moves).where(reassignment_moves.c.cluster == cluster)
         ).all()

@@ -31,7 +31,7 @@ def _run(row: Any, wait: Any) -> MirrorRun:
 
 
 def get_run(store: Store, link: str) -> MirrorRun | None:
-    with store.transaction() as conn:
+    with store.reading() as conn:
         row = conn.execute(select(mirror_runs).where(mirror_runs.c.link == link)).first()
         wait = conn.execute(select(mirror_waits).where(mirror_waits.c.link == link)).first()
     return _run(row, wait) if row else None

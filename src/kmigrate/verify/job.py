@@ -101,15 +101,22 @@ def plan_link(
     ]
 
 
-def plan_position(topics: re.Pattern[str], start: str, sides: Sides) -> list[PartitionCheck]:
+def plan_position(
+    topics: re.Pattern[str],
+    start: str,
+    sides: Sides,
+    start_file: dict[TopicPartition, tuple[int, int]] | None = None,
+) -> list[PartitionCheck]:
     """Every partition of the matching source topics, from ``start`` on each side:
-    ``earliest``, ``@EPOCH_MS`` (first record at or after it), or a JSON file
-    ``{"topic": {"0": {"source": 120, "target": 0}}}`` (only the partitions it lists)."""
+    ``earliest``, ``@EPOCH_MS`` (first record at or after it), or the positions of a
+    JSON file read by `read_start_file` (only the partitions it lists)."""
     names = [t for t in sides.source_admin.list_topics() if topics.fullmatch(t.name)]
     if not names:
         raise ConfigError(f"no source topic matches --topics '{topics.pattern}'")
     pairs = [(t.name, p.partition) for t in names for p in t.partitions]
-    explicit = _start_file(start) if not (start == "earliest" or start.startswith("@")) else None
+    explicit = start_file
+    if explicit is None and not (start == "earliest" or start.startswith("@")):
+        explicit = read_start_file(start)
     if explicit is not None:
         pairs = [tp for tp in pairs if tp in explicit]
     present = {
@@ -149,21 +156,33 @@ def _from_time(
     return spans_from
 
 
-def _start_file(path: str) -> dict[TopicPartition, tuple[int, int]]:
+def read_start_file(path: str) -> dict[TopicPartition, tuple[int, int]]:
+    """Source and target offsets per partition from ``path``, checked (no cluster asked):
+    ``{"topic": {"0": {"source": 120, "target": 0}}}``, offsets not negative."""
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"--from '{path}' must be earliest, @EPOCH_MS or an existing JSON file")
     try:
-        raw = json.loads(file.read_text())
-        return {
+        raw = json.loads(file.read_bytes())
+        found = {
             (topic, int(p)): (int(pos["source"]), int(pos["target"]))
             for topic, parts in raw.items()
             for p, pos in parts.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(
-            f'{path} must look like {{"topic": {{"0": {{"source": 120, "target": 0}}}}}} ({exc})'
+            f'{path} must look like {{"topic": {{"0": {{"source": 120, "target": 0}}}}}} '
+            f"({_one_line(exc)})"
         ) from None
+    bad = [f"{t}[{p}]" for (t, p), offsets in found.items() if p < 0 or min(offsets) < 0]
+    if bad:
+        raise ConfigError(f"{path}: partitions and offsets cannot be negative ({bad[0]})")
+    return found
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).splitlines()
+    return text[0][:120] if text else type(exc).__name__
 
 
 def run_checks(

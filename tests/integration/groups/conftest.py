@@ -39,7 +39,7 @@ def new_mirror(clusters: Clusters, folder: Path, link: str, *args: str) -> Mirro
     return MirrorProcess(
         mirror_config(clusters.config_path, folder),
         link,
-        ("--source", "source", "--target", "target", "--refresh-interval", "2", *args),
+        ("--source", "source", "--target", "target", "--interval", "2s", *args),
         folder / f"{link}.log",
     )
 

@@ -2,7 +2,7 @@
 first record it had not consumed: no record twice, none skipped.
 
 Real mirrors (`kmigrate mirror start`), real consumers on both sides (confluent-kafka,
-and Kafka's Java console consumer), `kmigrate groups migrate --apply` in between.
+and Kafka's Java console consumer), `kmigrate groups migrate --yes` in between.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tests.integration.mirror.harness import MirrorProcess, wait_caught_up
 
 def migrate(config: Path, link: str, group: str, *extra: str) -> None:
     result = run_cli(
-        "groups", "migrate", "--link", link, "--group", group, "--apply", *extra, config=str(config)
+        "groups", "migrate", "--link", link, "--group", group, "--yes", *extra, config=str(config)
     )
     assert result.code == 0, result.stderr
     assert "committed" in result.stdout or "already" in result.stdout, result.stdout
@@ -105,16 +105,14 @@ def test_group_continues_on_a_link_started_at_latest(clusters: Clusters, tmp_pat
         "source",
         "--group",
         group,
-        "--topic",
+        "--topics",
         topic,
-        "--at",
+        "--from",
         "latest",
         config=str(clusters.config_path),
     )
     assert created.code == 0, created.stderr
-    mirror = new_mirror(
-        clusters, tmp_path, "latest", "--topics", topic, "--start", "latest"
-    ).start()
+    mirror = new_mirror(clusters, tmp_path, "latest", "--topics", topic, "--from", "latest").start()
     mirror.wait_running()
     wait_caught_up(mirror, clusters.source, [topic])
     produce(clusters.source, topic, records(topic, 300, 700, 2))

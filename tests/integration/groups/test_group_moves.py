@@ -139,17 +139,19 @@ def test_migrate_refuses_unsafe_moves_and_changes_nothing(
     config = str(mirror.config)
     args = ("groups", "migrate", "--link", LINK, "--group", group)
 
-    dry = run_cli(*args, config=config)
-    assert dry.code == 0 and "dry run: nothing changed" in dry.stdout, dry.stdout + dry.stderr
+    dry = run_cli(*args, "--dry-run", config=config)
+    assert dry.code == 0 and "dry run: nothing changed" in dry.stderr, dry.stdout + dry.stderr
+    unasked = run_cli(*args, config=config)  # a script without --yes: shown, not done
+    assert unasked.code == 0 and "rerun with --yes" in unasked.stderr, unasked.stderr
     assert _committed(clusters.target, group) == {}
 
     with _member(clusters.source, topic, group):
-        refused = run_cli(*args, "--apply", config=config)
+        refused = run_cli(*args, "--yes", config=config)
     assert refused.code == 5
     assert "active member(s) on source" in _one_error(refused.stderr)
 
     with _member(clusters.target, topic, group):
-        refused = run_cli(*args, "--apply", config=config)
+        refused = run_cli(*args, "--yes", config=config)
     assert refused.code == 5
     assert "active member(s) on target" in _one_error(refused.stderr)
     assert _committed(clusters.target, group) == {}
@@ -158,21 +160,21 @@ def test_migrate_refuses_unsafe_moves_and_changes_nothing(
     ahead = unique("g-ahead")
     with ClusterAdmin(clusters.source) as admin:
         admin.alter_group_offsets(ahead, [TopicPartitionOffset(topic, 0, 10**9)])
-    refused = run_cli(*args[:-1], ahead, "--apply", config=config)
+    refused = run_cli(*args[:-1], ahead, "--yes", config=config)
     assert refused.code == 5
     assert "has not reached" in _one_error(refused.stderr) and "--wait" in refused.stderr
-    waited = run_cli(*args[:-1], ahead, "--apply", "--wait", "--timeout", "2", config=config)
+    waited = run_cli(*args[:-1], ahead, "--yes", "--wait", "--timeout", "2", config=config)
     assert waited.code == 5 and "did not reach" in _one_error(waited.stderr)
     assert _committed(clusters.target, ahead) == {}
 
-    applied = run_cli(*args, "--apply", config=config)
+    applied = run_cli(*args, "--yes", config=config)
     assert applied.code == 0, applied.stderr
-    again = run_cli(*args, "--apply", "--json", config=config)
+    again = run_cli(*args, "--yes", "--json", config=config)
     assert again.code == 0 and json.loads(again.stdout)["outcome"] == "already-done"
 
     # Consumers ran on the target after the move: migrating again must not rewind them.
     consume_and_commit(clusters.target, topic, group, 5)
-    moved = run_cli(*args, "--apply", config=config)
+    moved = run_cli(*args, "--yes", config=config)
     assert moved.code == 5 and "moved on" in _one_error(moved.stderr)
 
 
@@ -202,10 +204,10 @@ def test_failover_translates_the_last_known_commit_and_says_what_may_repeat(
     assert plan["source"] is None and plan["source_error"]
     assert all(p["reason"] == "source-unreachable" and not p["exact"] for p in plan["partitions"])
     bound = sum(p["may_repeat"] for p in plan["partitions"])
-    refused = run_cli("groups", "migrate", "--link", LINK, "--group", group, "--apply",
+    refused = run_cli("groups", "migrate", "--link", LINK, "--group", group, "--yes",
                       config=str(lost))  # fmt: skip
     assert refused.code == 3, refused.stderr
-    applied = run_cli("groups", "migrate", "--link", LINK, "--group", group, "--apply",
+    applied = run_cli("groups", "migrate", "--link", LINK, "--group", group, "--yes",
                       "--failover", config=str(lost))  # fmt: skip
     assert applied.code == 0, applied.stderr
 
@@ -253,7 +255,7 @@ def test_create_positions_a_new_group_and_refuses_an_existing_one(
 
     def create(group: str, at: str) -> dict[int, int]:
         done = run_cli("groups", "create", "--cluster", "source", "--group", group,
-                       "--topic", topic, "--at", at, config=config)  # fmt: skip
+                       "--topics", topic, "--from", at, config=config)  # fmt: skip
         assert done.code == 0, done.stderr
         return {p: o for (_, p), o in _committed(clusters.source, group).items()}
 
@@ -265,10 +267,10 @@ def test_create_positions_a_new_group_and_refuses_an_existing_one(
     assert create(group, str(positions)) == {0: 5, 1: 7}
     assert consume_to_end(clusters.source, topic, group)[:1] != []
 
-    again = run_cli("groups", "create", "--cluster", "source", "--group", group, "--topic",
-                    topic, "--at", "earliest", config=config)  # fmt: skip
+    again = run_cli("groups", "create", "--cluster", "source", "--group", group, "--topics",
+                    topic, "--from", "earliest", config=config)  # fmt: skip
     assert again.code == 5 and "already has offsets" in _one_error(again.stderr)
     positions.write_text('{"0": 5}')
-    bad = run_cli("groups", "create", "--cluster", "source", "--group", unique("g"), "--topic",
-                  topic, "--at", str(positions), config=config)  # fmt: skip
+    bad = run_cli("groups", "create", "--cluster", "source", "--group", unique("g"), "--topics",
+                  topic, "--from", str(positions), config=config)  # fmt: skip
     assert bad.code == 2 and "give an offset for each" in _one_error(bad.stderr)

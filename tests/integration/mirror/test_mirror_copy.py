@@ -80,8 +80,8 @@ def mirror(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iter
             "target",
             "--topics",
             f"{PREFIX}-.*",
-            "--refresh-interval",
-            "2",
+            "--interval",
+            "2s",
         ),
         folder / "mirror.log",
     ).start()

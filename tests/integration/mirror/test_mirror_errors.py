@@ -5,12 +5,14 @@ All of these are decided before Spark starts, so they are quick.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
@@ -50,8 +52,34 @@ def test_unknown_cluster_or_bad_regex_write_nothing(config: Path) -> None:
     assert "unknown cluster 'nowhere'" in _one_line(result)
     result = _start(config, "--source", "source", "--target", "target", "--topics", "a(")
     assert result.code == 2
-    assert "--topics 'a(' is not a valid regular expression" in _one_line(result)
+    assert "'a(' is not a regex" in _one_line(result)
     assert not (config.parent / "kmigrate.db").exists(), "a refused start created the store"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # closed again: nothing answers there
+
+
+def test_a_target_that_refuses_leaves_no_link_and_no_store(config: Path) -> None:
+    """Both clusters are asked before the link is saved; `groups list` of a cluster that
+    cannot be read is exit 3, never an empty list."""
+    raw = yaml.safe_load(config.read_text())
+    raw["clusters"]["gone"] = {"bootstrap_servers": f"127.0.0.1:{_closed_port()}", "timeout_s": 2}
+    config.write_text(yaml.safe_dump(raw))
+    name = unique("refused")
+    result = _start(
+        config, "--source", "source", "--target", "gone", "--topics", "x", "--link", name
+    )
+    assert result.code == 3 and "cannot reach cluster 'gone'" in _one_line(result)
+    status = run_cli("mirror", "status", "--offline", "--json", config=str(config))
+    assert status.code == 0 and json.loads(status.stdout) == {"links": []}, status.stderr
+    assert not (config.parent / "kmigrate.db").exists(), "a refused start created the store"
+    listed = run_cli("groups", "list", "--cluster", "gone", "--json", config=str(config))
+    assert listed.code == 3 and listed.stdout == "", listed.stdout
+    assert json.loads(listed.stderr)["exit"] == 3
 
 
 def test_target_topic_with_records_is_not_adopted(clusters: Clusters, config: Path) -> None:

@@ -41,7 +41,7 @@ from tests.integration.mirror.harness import (
 )
 
 TIMEOUT_S = 5
-_QUICK = ("--refresh-interval", "2")
+_QUICK = ("--interval", "2s")
 
 
 @dataclass(frozen=True)

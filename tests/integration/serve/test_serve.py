@@ -47,7 +47,7 @@ def mirrored(
     produce(clusters.source, topic, _records(0, 200))
     mirror = MirrorProcess(
         config, LINK,
-        ("--source", "source", "--target", "target", "--topics", topic, "--refresh-interval", "2"),
+        ("--source", "source", "--target", "target", "--topics", topic, "--interval", "2s"),
         folder / "mirror.log",
     ).start()  # fmt: skip
     mirror.wait_running()

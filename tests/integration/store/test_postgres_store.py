@@ -16,6 +16,7 @@ from kmigrate.store import Store, open_store
 from kmigrate.store.groups import positions_of, remember_source, remember_target
 from kmigrate.store.links import (
     link_topics_of,
+    list_links,
     owner_of,
     put_topic,
     require_link,
@@ -254,7 +255,7 @@ def test_reopening_keeps_the_data(postgres_url: str, store: Store) -> None:
 def test_an_unreachable_server_is_a_one_line_store_error(postgres_url: str) -> None:
     password = password_of(postgres_url)
     with pytest.raises(StoreError) as info:
-        open_store(url_with(postgres_url, port=free_port()))
+        list_links(open_store(url_with(postgres_url, port=free_port())))  # opens at first use
     message = str(info.value)
     assert "metadata store postgresql+psycopg://kmigrate:***@127.0.0.1:" in message
     assert password not in message
@@ -265,7 +266,7 @@ def test_an_unreachable_server_is_a_one_line_store_error(postgres_url: str) -> N
 def test_a_wrong_password_is_a_store_error_without_either_password(postgres_url: str) -> None:
     wrong = "Wr0ng-" + password_of(postgres_url)[::-1]
     with pytest.raises(StoreError, match="password authentication failed") as info:
-        open_store(url_with(postgres_url, password=wrong))
+        list_links(open_store(url_with(postgres_url, password=wrong)))
     message = str(info.value)
     assert wrong not in message
     assert password_of(postgres_url) not in message

@@ -111,9 +111,9 @@ def test_copy_made_by_another_tool_is_compared_by_position(clusters: Clusters) -
     )
 
 
-def test_errors_exit_2_with_one_line(clusters: Clusters) -> None:
+def test_errors_exit_with_the_table_code_and_one_line(clusters: Clusters) -> None:
     done = run_cli("verify", "--link", "no-such-link", config=str(clusters.config_path))
-    assert done.code == 2
+    assert done.code == 4  # a named link that does not exist
     assert done.stderr.count("\n") == 1 and "no-such-link" in done.stderr, done.stderr
     done = run_cli(
         "verify", "--source", "source", "--target", "target", config=str(clusters.config_path)

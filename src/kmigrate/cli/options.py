@@ -128,15 +128,15 @@ def topics_option(
     required: bool = False,
     default: str | None = None,
 ) -> Callable[[F], F]:
+    extra: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
     return click.option(
         "--topics",
         "topics",
         required=required,
-        default=default,
-        show_default=default is not None,
         metavar="REGEX",
         callback=_check_regex,
         help=help,
+        **extra,
     )
 
 
@@ -145,15 +145,15 @@ def groups_option(
     required: bool = False,
     default: str | None = None,
 ) -> Callable[[F], F]:
+    extra: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
     return click.option(
         "--groups",
         "groups",
         required=required,
-        default=default,
-        show_default=default is not None,
         metavar="REGEX",
         callback=_check_regex,
         help=help,
+        **extra,
     )
 
 

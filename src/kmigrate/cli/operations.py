@@ -37,19 +37,25 @@ def read_plan(path: Path, parse: Callable[[str, str], T]) -> T:
     is a usage error naming the file (exit 2)."""
     if not path.exists():
         raise NotFoundError(f"plan file {path} does not exist")
+    return parse(read_text(path, "plan file"), str(path))
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of the file ``path`` the user named as ``what``, or one line naming it
+    (a folder, unreadable, binary or not UTF-8)."""
     if not path.is_file():
-        raise ConfigError(f"plan file {path} is not a file")
+        raise ConfigError(f"{what} {path} is not a file")
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read plan file {path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = "\x00"
     if "\x00" in text:
-        raise ConfigError(f"{path} is not a plan file (binary, not UTF-8 text)")
-    return parse(text, str(path))
+        raise ConfigError(f"{path} is not a {what} (binary, not UTF-8 text)")
+    return text
 
 
 def check_output(output: Path, force: bool) -> None:

@@ -221,7 +221,7 @@ def down(
         if as_json:
             render.print_json(_down_json(state.directory, names, ens, purge, done=False))
         return
-    manager.down(directory, *chosen, purge=purge, grace=grace)
+    manager.down(directory, chosen[0], purge=purge, grace=grace, ensembles=chosen[1])
     if as_json:
         render.print_json(_down_json(state.directory, names, ens, purge, done=True))
         return

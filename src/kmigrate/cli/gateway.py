@@ -367,33 +367,33 @@ def shield_options(command: Any) -> Any:
     return json_option(command)
 
 
-@group.command("shield")
-@shield_options
-@pass_app
-def shield(
-    app: AppContext,
-    cluster_name: str | None,
-    old_cluster: str | None,
-    routes: str | None,
-    as_json: bool,
-) -> None:
-    """Stop sending requests to CLUSTER: its partitions answer retriable errors at once,
-    so one broken backend cannot slow the gateway down for the others."""
-    _shield(app.settings, _cluster(cluster_name, old_cluster, "shield"), routes, True, as_json)
+def _shield_command(name: str, on: bool, doc: str) -> click.Command:
+    """`gateway shield` (``on``) or `gateway unshield`."""
+
+    @click.command(name, help=doc)
+    @shield_options
+    @pass_app
+    def command(
+        app: AppContext,
+        cluster_name: str | None,
+        old_cluster: str | None,
+        routes: str | None,
+        as_json: bool,
+    ) -> None:
+        _shield(app.settings, _cluster(cluster_name, old_cluster, name), routes, on, as_json)
+
+    return command
 
 
-@group.command("unshield")
-@shield_options
-@pass_app
-def unshield(
-    app: AppContext,
-    cluster_name: str | None,
-    old_cluster: str | None,
-    routes: str | None,
-    as_json: bool,
-) -> None:
-    """Serve CLUSTER's partitions again."""
-    _shield(app.settings, _cluster(cluster_name, old_cluster, "unshield"), routes, False, as_json)
+group.add_command(
+    _shield_command(
+        "shield",
+        True,
+        "Stop sending requests to CLUSTER: its partitions answer retriable errors at once, "
+        "so one broken backend cannot slow the gateway down for the others.",
+    )
+)
+group.add_command(_shield_command("unshield", False, "Serve CLUSTER's partitions again."))
 
 
 def _cluster(given: str | None, old: str | None, name: str) -> str:

@@ -226,7 +226,7 @@ class Run:
         self.directory, self.settings, self.registry = directory, settings, registry
 
     def _migrate(self, *args: str) -> dict:
-        done = subprocess.run([*self.kmigrate, "migrate", "--to", "target", "--json", *args],
+        done = subprocess.run([*self.kmigrate, "migrate", "--cluster", "target", "--json", *args],
                               check=False, capture_output=True, text=True)  # fmt: skip
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)

@@ -110,7 +110,7 @@ def kraft_setup(directory: Path) -> Setup:
     passwords = userview.furnish(cluster, jars(), topics=6, brokers=3)
     _load_topic(cluster, 3)
     plan = directory / "kraft.yaml"
-    _ok(kmigrate(config, "kraft", "plan", "--kafka", "legacy", "--controllers", "1",
+    _ok(kmigrate(config, "kraft", "plan", "--cluster", "legacy", "--controllers", "1",
                  "-o", str(plan)))  # fmt: skip
     migrate = kmigrate(config, "kraft", "migrate", str(plan))
     finalize = kmigrate(config, "kraft", "finalize", str(plan), "--yes")
@@ -131,8 +131,8 @@ def zk_setup(directory: Path) -> Setup:
     passwords = userview.furnish(cluster, jars(), topics=6, brokers=3)
     _load_topic(cluster, 3)
     plan = directory / "move.yaml"
-    _ok(kmigrate(config, "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new",
-                 "-o", str(plan)))  # fmt: skip
+    _ok(kmigrate(config, "zk", "plan", "--cluster", "legacy", "--source-ensemble", "old",
+                 "--target-ensemble", "new", "-o", str(plan)))  # fmt: skip
     move = kmigrate(config, "zk", "migrate", str(plan))
     return Setup(directory, cluster, [Command(move, _again(move), 15.0)], passwords=passwords)
 

@@ -44,7 +44,7 @@ def gateway_setup(directory: Path) -> Setup:
     def move(partitions: list[int]) -> Command:
         def argv(which: list[int]) -> list[str]:
             return kmigrate(gw.config, "gateway", "migrate", "--topic", TOPIC, "--partitions",
-                            ",".join(map(str, which)), "--to", "target", "--json")  # fmt: skip
+                            ",".join(map(str, which)), "--cluster", "target", "--json")  # fmt: skip
 
         def left() -> list[str] | None:
             registry = Registry(gw.connect, "/kmigrate-gateway", "gw")

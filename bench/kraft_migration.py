@@ -111,7 +111,7 @@ def main() -> None:
         kafka = load_settings(config).cluster("legacy")
         before = metadata(config, args.topics)
         plan = WORK / "kraft.yaml"
-        kraft(config, "plan", "--kafka", "legacy", "--controllers", str(args.controllers),
+        kraft(config, "plan", "--cluster", "legacy", "--controllers", str(args.controllers),
               "-o", str(plan))  # fmt: skip
         load = Load(kafka.as_librdkafka(), args.rate, TOPIC)
         group = Group(kafka.as_librdkafka(), TOPIC, GROUP)

@@ -130,8 +130,8 @@ def main() -> None:
             )
         plan = WORK / "move.yaml"
         subprocess.run(
-            [sys.executable, "-m", "kmigrate", "--config", str(config), "zk", "plan", "--kafka",
-             "legacy", "--from", "old", "--to", "new", "-o", str(plan)],
+            [sys.executable, "-m", "kmigrate", "--config", str(config), "zk", "plan", "--cluster",
+             "legacy", "--source-ensemble", "old", "--target-ensemble", "new", "-o", str(plan)],
             check=True,
         )  # fmt: skip
         epoch_before = controller_epoch(old)

@@ -103,7 +103,7 @@ def test_kafka_3_9_is_selectable(tmp_path: Path) -> None:
         assert read_partition(cluster, topic.name, 1, 0, 1) == sent
         assert "3.9.1" in (directory / "legacy" / "broker-1" / "broker.log").read_text()
     finally:
-        run_cli("sandbox", "down", "--dir", str(directory), "--purge")
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes")
 
 
 def test_failed_start_reports_the_broker_log_and_leaves_nothing_running(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ def test_a_secure_zookeeper_mode_cluster_logs_in_with_scram_and_enforces_acls(
         _admin_and_java_tools_log_in(state, passwords[ADMIN_USER], tmp_path)
         _client_allowed_only_by_an_acl(state)
     finally:
-        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--grace", "5")
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes", "--grace", "5")
 
 
 def _admin_and_java_tools_log_in(state: SandboxState, password: str, tmp_path: Path) -> None:

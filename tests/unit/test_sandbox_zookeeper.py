@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.config import parse_settings
-from kmigrate.errors import ConfigError, SandboxError, UnknownClusterError
+from kmigrate.errors import ConfigError, UnknownClusterError
 from kmigrate.sandbox.manager import UpRequest, _check_request, _split_zookeeper
 from kmigrate.sandbox.properties import server_properties
 from kmigrate.sandbox.scram import scram_credential, user_znode
@@ -114,7 +114,7 @@ def test_zookeeper_names_split_into_ensemble_and_chroot() -> None:
 def test_impossible_requests_are_refused_before_anything_starts(
     request_: UpRequest, says: str
 ) -> None:
-    with pytest.raises(SandboxError, match=says):
+    with pytest.raises(ConfigError, match=says):
         _check_request(request_)
 
 

@@ -1,32 +1,40 @@
 """`kmigrate gateway start | status | route | migrate | migrations | shield`: the
-Kafka-protocol gateway and the partitions it moves between backends."""
+Kafka-protocol gateway and the partitions it moves between backends.
+
+The gateway's control code (kmigrate.gateway.control.command) pulls in the protocol
+library (kio, half a second or more): it is imported inside each command, so `--help`
+and a refused command line never pay for it."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, int_list, pass_app
-from kmigrate.cli.options import json_option
-from kmigrate.config import ClientsConfig
+from kmigrate.cli import gateway_moves, render
+from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.gateway_moves import partition_numbers, routes_option
+from kmigrate.cli.operations import host_port
+from kmigrate.cli.options import (
+    check_topic_name,
+    cluster_option,
+    confirm,
+    confirm_options,
+    deprecated,
+    duration_option,
+    json_option,
+    require,
+)
+from kmigrate.config import ClientsConfig, Settings
 from kmigrate.errors import ConfigError
-from kmigrate.gateway.control import command
-from kmigrate.gateway.control.mover import FENCE_TIMEOUT_S
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.registry import Setup, setup_of
 from kmigrate.serve.security import is_loopback
-
-routes_option = click.option(
-    "--routes",
-    metavar="ZK_CONNECT[/PATH]",
-    help="Where the routing table and instances live (default: clusters.yaml 'gateway:').",
-)
 
 
 @click.group("gateway")
@@ -34,8 +42,18 @@ def group() -> None:
     """A Kafka-protocol endpoint that routes each topic partition to a backend cluster."""
 
 
+group.add_command(gateway_moves.migrate)
+group.add_command(gateway_moves.migrations)
+
+
 @group.command("start")
-@click.option("--listen", default="127.0.0.1:9092", show_default=True, metavar="HOST:PORT")
+@click.option(
+    "--listen",
+    default="127.0.0.1:9092",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where Kafka clients connect.",
+)
 @routes_option
 @click.option("--group-home", metavar="CLUSTER", help="Cluster whose coordinators serve groups.")
 @click.option(
@@ -46,11 +64,11 @@ def group() -> None:
     show_default=True,
     help="This instance's broker id, unique in the gateway.",
 )
-@click.option(
+@duration_option(
     "--age-every",
-    type=click.FloatRange(min=0.1),
-    metavar="SECONDS",
-    help="Period of the aging timer (default: clusters.yaml 'gateway: age_every_s:', 60).",
+    default=None,
+    minimum=0.1,
+    help="Period of the aging timer (default: clusters.yaml 'gateway: age_every_s:', 60s).",
 )
 @click.option(
     "--http-listen",
@@ -58,6 +76,7 @@ def group() -> None:
     help="Also serve the DIS stream HTTP API (put records, cursors, get records) here.",
 )
 @click.option("--detach", is_flag=True, help="Run in the background; print its pid and log.")
+@json_option
 @pass_app
 def start(
     app: AppContext,
@@ -68,21 +87,27 @@ def start(
     age_every: float | None,
     http_listen: str | None,
     detach: bool,
+    as_json: bool,
 ) -> None:
-    """Run one gateway instance until SIGTERM or Ctrl-C."""
+    """Run one gateway instance until SIGTERM or Ctrl-C. With --json, its address and
+    pid (and with --detach its log) as one JSON object on stdout."""
+    host, port = host_port(listen, "--listen")
+    http = host_port(http_listen, "--http-listen") if http_listen else None
     settings = app.settings
     setup = setup_of(settings, routes, group_home)
     if setup.group_home is None:
         raise ConfigError("name the group home cluster: --group-home or 'gateway: group_home:'")
     settings.cluster(setup.group_home)
-    host, port = _host_port(listen, "--listen")
     _check_listen(host, settings.gateway.clients if settings.gateway else None)
-    http = _host_port(http_listen, "--http-listen") if http_listen else None
     me = Instance(node_id, host, port)
     if detach:
-        _detach(app, setup, me, http_listen)
+        _detach(app, setup, me, http_listen, as_json)
         return
+    if as_json:
+        render.print_json(_started(me, http_listen, os.getpid(), None))
+        sys.stdout.flush()
     _log_to_stderr()
+    from kmigrate.gateway.control import command
     from kmigrate.gateway.serving import server  # the server's stack, only to serve
     from kmigrate.gateway.serving.authentication import access_of
 
@@ -116,11 +141,14 @@ def start(
         registry.close()
 
 
-def _host_port(value: str, option: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"{option} {value}: give HOST:PORT")
-    return host, int(port)
+def _started(me: Instance, http_listen: str | None, pid: int, log: Path | None) -> dict[str, Any]:
+    return {
+        "id": me.node_id,
+        "listen": f"{me.host}:{me.port}",
+        "http_listen": http_listen,
+        "pid": pid,
+        "log": str(log) if log else None,
+    }
 
 
 def _check_listen(host: str, clients: ClientsConfig | None) -> None:
@@ -143,7 +171,11 @@ def _log_to_stderr() -> None:
     logger.propagate = False
 
 
-def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None) -> None:
+def _detach(
+    app: AppContext, setup: Setup, me: Instance, http_listen: str | None, as_json: bool
+) -> None:
+    from kmigrate.gateway.control import command
+
     folder = app.settings.path.parent if app.settings.path else Path.cwd()
     log = folder / f"gateway-{me.node_id}.log"
     args = [sys.executable, "-m", "kmigrate"]
@@ -166,6 +198,9 @@ def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     command.wait_registered(setup, me.node_id, proc, log)
+    if as_json:
+        render.print_json(_started(me, http_listen, proc.pid, log))
+        return
     render.progress(f"gateway instance {me.node_id} runs as pid {proc.pid}; log: {log}")
 
 
@@ -175,7 +210,10 @@ def _detach(app: AppContext, setup: Setup, me: Instance, http_listen: str | None
 @pass_app
 def status(app: AppContext, routes: str | None, as_json: bool) -> None:
     """The live instances and the routing table."""
-    instances, table = command.status(setup_of(app.settings, routes))
+    setup = setup_of(app.settings, routes)
+    from kmigrate.gateway.control import command
+
+    instances, table = command.status(setup)
     body = command.status_json(instances, table)
     if as_json:
         render.print_json(body)
@@ -201,8 +239,8 @@ def route() -> None:
 
 
 @route.command("set")
-@click.option("--topic", required=True)
-@click.option("--cluster", required=True, metavar="CLUSTER")
+@click.option("--topic", required=True, metavar="TOPIC")
+@cluster_option(help="Where the topic (or its partitions) is served from.")
 @click.option("--partitions", metavar="P,P,...", help="Only these partitions (exceptions).")
 @routes_option
 @json_option
@@ -210,22 +248,26 @@ def route() -> None:
 def route_set(
     app: AppContext,
     topic: str,
-    cluster: str,
+    cluster_name: str,
     partitions: str | None,
     routes: str | None,
     as_json: bool,
 ) -> None:
     """Route TOPIC (or some of its partitions) to CLUSTER. The topic must exist there,
     and on the group home (committed offsets live there; created if missing)."""
+    check_topic_name(topic)
+    chosen = partition_numbers(partitions) if partitions is not None else None
     settings = app.settings
+    settings.cluster(cluster_name)
     setup = setup_of(settings, routes)
-    chosen = int_list(partitions, "--partitions") if partitions is not None else None
-    done = command.route(settings, setup, topic, cluster, chosen)
+    from kmigrate.gateway.control import command
+
+    done = command.route(settings, setup, topic, cluster_name, chosen)
     if as_json:
         render.print_json(
             {
                 "topic": topic,
-                "cluster": cluster,
+                "cluster": cluster_name,
                 "partitions": chosen,
                 "routes_version": done.routes_version,
                 "created_on_group_home": done.created_on_group_home,
@@ -238,171 +280,146 @@ def route_set(
             "to hold its committed offsets"
         )
     what = f"partition(s) {','.join(map(str, chosen))} of {topic}" if chosen else f"topic {topic}"
-    render.out.print(f"routed {what} to {cluster} (routing table version {done.routes_version})")
+    render.out.print(
+        f"routed {what} to {cluster_name} (routing table version {done.routes_version})"
+    )
 
 
 @route.command("default")
-@click.option("--cluster", metavar="CLUSTER", help="Where new topics are created.")
+@cluster_option(help="Where new topics are created.", required=False)
 @click.option("--clear", is_flag=True, help="No default route: CreateTopics is refused.")
 @routes_option
+@json_option
 @pass_app
-def route_default(app: AppContext, cluster: str | None, clear: bool, routes: str | None) -> None:
+def route_default(
+    app: AppContext, cluster_name: str | None, clear: bool, routes: str | None, as_json: bool
+) -> None:
     """Topics clients create through the gateway (CreateTopics: kafka-topics --create,
     Kafka Streams' internal topics) are made on CLUSTER (and on the group home, for
     their committed offsets) and routed there."""
-    if (cluster is None) == (not clear):
+    if (cluster_name is None) == (not clear):
         raise ConfigError("give --cluster CLUSTER or --clear")
-    new = command.set_default(app.settings, setup_of(app.settings, routes), cluster)
+    if cluster_name is not None:
+        app.settings.cluster(cluster_name)
+    setup = setup_of(app.settings, routes)
+    from kmigrate.gateway.control import command
+
+    new = command.set_default(app.settings, setup, cluster_name)
+    if as_json:
+        render.print_json({"default": cluster_name, "routes_version": new.version})
+        return
     what = (
-        f"new topics are created on cluster {cluster}"
-        if cluster
+        f"new topics are created on cluster {cluster_name}"
+        if cluster_name
         else "no default route: creating topics through the gateway is refused"
     )
     render.out.print(f"{what} (routing table version {new.version})")
 
 
 @route.command("delete")
-@click.option("--topic", required=True)
+@click.option("--topic", required=True, metavar="TOPIC")
 @routes_option
+@confirm_options
+@json_option
 @pass_app
-def route_delete(app: AppContext, topic: str, routes: str | None) -> None:
-    """Remove TOPIC from the routing table (clients stop seeing it)."""
-    new = command.unroute(setup_of(app.settings, routes), topic)
+def route_delete(
+    app: AppContext, topic: str, routes: str | None, dry_run: bool, yes: bool, as_json: bool
+) -> None:
+    """Remove TOPIC from the routing table: clients of the gateway stop seeing it (its
+    data stays on the backend). Shows the route first; removes it only with --yes or a
+    "y" on a terminal."""
+    check_topic_name(topic)
+    setup = setup_of(app.settings, routes)
+    from kmigrate.gateway.control import command
+
+    now = command.route_of(setup, topic)
+    where = now.cluster + "".join(
+        f", partition {p} on {c}" for p, c in sorted(now.partitions.items())
+    )
+    action = f"remove topic {topic} (routed to {where}) from the routing table"
+    if not as_json:
+        render.out.print(f"would {action}: clients of the gateway stop seeing it", soft_wrap=True)
+    if not confirm(action, dry_run=dry_run, yes=yes):
+        if as_json:
+            render.print_json({"topic": topic, "cluster": now.cluster, "deleted": False})
+        return
+    new = command.unroute(setup, topic)
+    if as_json:
+        render.print_json(
+            {"topic": topic, "cluster": now.cluster, "deleted": True, "routes_version": new.version}
+        )
+        return
     render.out.print(f"topic {topic} is no longer routed (routing table version {new.version})")
 
 
-# ---------------------------------------------------------------- partition migrations
+class _OldArgument(click.Argument):
+    """A positional argument kept for one release: not shown in the usage line."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
 
 
-@group.command("migrate")
-@click.option("--topic", required=True)
-@click.option("--partitions", required=True, metavar="P,P,...")
-@click.option("--to", "target", required=True, metavar="CLUSTER")
-@click.option(
-    "--mode",
-    type=click.Choice(["smooth", "failover"]),
-    default="smooth",
-    show_default=True,
-    help="smooth: the origin is healthy; writes are fenced, then flipped to the target. "
-    "failover: the origin is down; the last high watermark the gateway recorded becomes "
-    "the migration offset.",
-)
-@click.option(
-    "--ignore-origin",
-    is_flag=True,
-    help="Never read the origin's records again: reads start at the migration offset.",
-)
-@click.option(
-    "--keep-origin",
-    is_flag=True,
-    help="Keep the origin's topic once aged (default: deleted when nothing is left to read).",
-)
-@click.option(
-    "--fence-timeout",
-    type=click.FloatRange(1, 300),
-    default=FENCE_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for every instance to acknowledge the fence, then give up.",
-)
-@routes_option
-@json_option
-@pass_app
-def migrate(
-    app: AppContext,
-    topic: str,
-    partitions: str,
-    target: str,
-    mode: str,
-    ignore_origin: bool,
-    keep_origin: bool,
-    fence_timeout: float,
-    routes: str | None,
-    as_json: bool,
-) -> None:
-    """Move partitions of TOPIC to cluster CLUSTER while clients keep using the gateway.
+def shield_options(command: Any) -> Any:
+    """`--cluster NAME`, the old positional CLUSTER still accepted (deprecated)."""
+    command = click.argument("old_cluster", required=False, cls=_OldArgument)(command)
+    command = cluster_option(help="The backend cluster.", required=False)(command)
+    command = routes_option(command)
+    return json_option(command)
 
-    smooth: writes of those partitions pause on every instance until all of them
-    acknowledged, the origin's end offset becomes the migration offset, and writes go on
-    to the target. failover (origin down): the last high watermark the gateway saw is
-    the migration offset; what the origin acknowledged after it is reported as
-    unavailable once it is back. Clients keep reading the same offsets: below the
-    migration offset from the origin (unless --ignore-origin), above it from the target.
-    """
-    setup = setup_of(app.settings, routes)
-    setup.home()  # refused before anything else is looked at
-    asked = command.MoveRequest(
-        topic,
-        int_list(partitions, "--partitions"),
-        target,
-        mode,
-        ignore_origin,
-        keep_origin,
-        fence_timeout,
+
+def _shield_command(name: str, on: bool, doc: str) -> click.Command:
+    """`gateway shield` (``on``) or `gateway unshield`."""
+
+    @click.command(name, help=doc)
+    @shield_options
+    @pass_app
+    def command(
+        app: AppContext,
+        cluster_name: str | None,
+        old_cluster: str | None,
+        routes: str | None,
+        as_json: bool,
+    ) -> None:
+        _shield(app.settings, _cluster(cluster_name, old_cluster, name), routes, on, as_json)
+
+    return command
+
+
+group.add_command(
+    _shield_command(
+        "shield",
+        True,
+        "Stop sending requests to CLUSTER: its partitions answer retriable errors at once, "
+        "so one broken backend cannot slow the gateway down for the others.",
     )
-    moved = command.move(app.settings, setup, asked, render.progress)
+)
+group.add_command(_shield_command("unshield", False, "Serve CLUSTER's partitions again."))
+
+
+def _cluster(given: str | None, old: str | None, name: str) -> str:
+    if old is not None:
+        deprecated(f"gateway {name} CLUSTER", f"gateway {name} --cluster CLUSTER")
+        if given is not None and given != old:
+            raise click.UsageError(f"give the cluster once: --cluster {given} or {old}")
+    return str(require(given or old, "--cluster"))
+
+
+def _shield(settings: Settings, cluster: str, routes: str | None, on: bool, as_json: bool) -> None:
+    settings.cluster(cluster)  # a name clusters.yaml knows
+    setup_of(settings, routes)  # a gateway to change
+    from kmigrate.gateway.control import command
+
+    new = command.shield(settings, routes, cluster, on)
     if as_json:
-        render.print_json({"mode": mode, "moved": [dataclasses.asdict(m) for m in moved]})
+        render.print_json(
+            {
+                "cluster": cluster,
+                "shielded": on,
+                "changed": new is not None,
+                "routes_version": new.version if new else None,
+            }
+        )
         return
-    fenced = f"; writes fenced for {moved[0].fence_ms} ms" if mode == "smooth" else ""
-    render.table(
-        f"migrated to {target} ({mode}){fenced}",
-        ["partition", "from", "end offset", "target base", "epoch", "producers carried"],
-        [
-            (f"{m.topic}[{m.partition}]", m.origin, m.end_offset, m.target_base, m.epoch, m.writers)
-            for m in moved
-        ],
-    )
-
-
-@group.command("migrations")
-@routes_option
-@json_option
-@pass_app
-def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
-    """Every partition migration: its record and where its offsets are served from."""
-    shown = command.migrations(app.settings, setup_of(app.settings, routes))
-    rows = shown["migrations"]
-    if as_json:
-        render.print_json(shown)
-        return
-    render.table(
-        "partition migrations",
-        ["partition", "origin", "target", "mode", "status", "end offset", "target base",
-         "epoch", "left on origin", "unavailable on origin"],
-        [
-            (f"{r['topic']}[{r['partition']}]", r["origin"], r["target"], r["mode"], r["status"],
-             r["end_offset"] if r["end_offset"] is not None else "-", r["target_base"], r["epoch"],
-             "?" if r["left_on_origin"] is None else f"{r['left_on_origin']:,}",
-             "{}-{}".format(r["unavailable"][0], r["unavailable"][1] - 1)
-             if r["unavailable"] else "")
-            for r in rows
-        ],
-    )  # fmt: skip
-    if shown["shielded"]:
-        render.out.print(f"shielded clusters: {', '.join(shown['shielded'])}")
-
-
-@group.command("shield")
-@click.argument("cluster")
-@routes_option
-@pass_app
-def shield(app: AppContext, cluster: str, routes: str | None) -> None:
-    """Stop sending requests to CLUSTER: its partitions answer retriable errors at once,
-    so one broken backend cannot slow the gateway down for the others."""
-    _shield(app, cluster, routes, True)
-
-
-@group.command("unshield")
-@click.argument("cluster")
-@routes_option
-@pass_app
-def unshield(app: AppContext, cluster: str, routes: str | None) -> None:
-    """Serve CLUSTER's partitions again."""
-    _shield(app, cluster, routes, False)
-
-
-def _shield(app: AppContext, cluster: str, routes: str | None, on: bool) -> None:
-    new = command.shield(app.settings, routes, cluster, on)
     if new is None:
         render.out.print(f"cluster {cluster} is already {'shielded' if on else 'served'}")
         return

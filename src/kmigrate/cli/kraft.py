@@ -8,10 +8,19 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
-from kmigrate.cli.operations import acting, choose_operator, is_sandbox_cluster, print_history
-from kmigrate.cli.options import json_option
+from kmigrate.cli.operations import (
+    acting,
+    check_output,
+    choose_operator,
+    cluster_flag,
+    host_port,
+    is_sandbox_cluster,
+    print_history,
+    read_plan,
+)
+from kmigrate.cli.options import confirm, confirm_options, json_option, require, timeout_option
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
+from kmigrate.errors import ConfigError, ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.commands import CommandOperator, Templates
 from kmigrate.kraft.conversion import (
@@ -27,7 +36,6 @@ from kmigrate.kraft.plan import (
     HIDDEN_SETTINGS,
     ClusterView,
     KRaftPlan,
-    load_plan,
     parse_plan,
     plan_kraft,
 )
@@ -36,15 +44,8 @@ from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
 from kmigrate.store import store_for
 
-kafka_option = click.option(
-    "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
-)
-timeout_option = click.option(
-    "--timeout",
-    type=click.FloatRange(1),
-    default=180.0,
-    show_default=True,
-    help="Seconds to wait for any one condition (a broker back, the metadata migrated).",
+wait_option = timeout_option(
+    "180s", help="How long to wait for any one condition (a broker back, the metadata migrated)."
 )
 broker_command_option = click.option(
     "--broker-command",
@@ -61,20 +62,32 @@ controller_command_option = click.option(
 )
 
 
+def _odd(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if value % 2 == 0:
+        raise click.BadParameter(
+            f"{value} controllers: give an odd number (1, 3, 5, 7 or 9); an even quorum "
+            "tolerates no more failures than one controller fewer",
+            ctx,
+            param,
+        )
+    return value
+
+
 @click.group("kraft")
 def group() -> None:
     """Take a ZooKeeper-mode cluster to KRaft: plan, migrate, finalize (or revert)."""
 
 
 @group.command("plan")
-@kafka_option
+@cluster_flag
 @click.option(
     "--controllers",
     "count",
     type=click.IntRange(1, 9),
     default=3,
     show_default=True,
-    help="KRaft controllers to provision (an odd number: 3 tolerates one failure).",
+    callback=_odd,
+    help="KRaft controllers to provision: 1, 3, 5, 7 or 9 (3 tolerates one failure).",
 )
 @click.option(
     "--controller",
@@ -97,16 +110,16 @@ def group() -> None:
     "--probe-as",
     "probe_as",
     multiple=True,
-    metavar="CLUSTER",
+    metavar="ENTRY",
     help="Also ask the authorization probes as this clusters.yaml entry: the same cluster "
-    "reached with another principal's credentials (repeat). Default: only as --kafka's.",
+    "reached with another principal's credentials (repeat). Default: only as --cluster's.",
 )
 @plan_output_options
 @json_option
 @pass_app
 def plan(
     app: AppContext,
-    kafka: str,
+    cluster_name: str | None,
     count: int,
     endpoints: tuple[str, ...],
     authorizer_settings: tuple[str, ...],
@@ -118,15 +131,16 @@ def plan(
     """Read the cluster and write the migration's steps: controller ids and configs, each
     broker's configuration for roll 1 (migration mode) and roll 2 (KRaft). Refuses what
     Kafka's guide forbids, and what would change who may do what. Nothing changes."""
-    if output.exists() and not force:
-        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    kafka = require(cluster_name, "--cluster")
     given = _key_values(authorizer_settings)
+    chosen = _given_endpoints(endpoints, count)
     cluster = app.settings.cluster(kafka)
     for name in probe_as:
         app.settings.cluster(name)  # known before anything is asked
+    check_output(output, force)
     with ClusterAdmin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
-    controllers = _endpoints(endpoints, count, [b.host for b in view.brokers])
+    controllers = chosen or _free_endpoints(count, [b.host for b in view.brokers])
     planned = plan_kraft(
         view,
         controllers,
@@ -185,17 +199,14 @@ def _from_sandbox(settings: Settings, view: ClusterView) -> dict[str, str]:
     return found[0]
 
 
-def _endpoints(given: tuple[str, ...], count: int, hosts: list[str]) -> list[tuple[str, int]]:
-    if given:
-        if len(given) != count:
-            raise ConfigError(f"--controller given {len(given)} time(s) for --controllers {count}")
-        found = []
-        for text in given:
-            host, _, port = text.rpartition(":")
-            if not host or not port.isdigit():
-                raise ConfigError(f"--controller {text!r}: give HOST:PORT")
-            found.append((host, int(port)))
-        return found
+def _given_endpoints(given: tuple[str, ...], count: int) -> list[tuple[str, int]]:
+    """The --controller HOST:PORT endpoints, one per controller, or none."""
+    if given and len(given) != count:
+        raise ConfigError(f"--controller given {len(given)} time(s) for --controllers {count}")
+    return [host_port(text, "--controller") for text in given]
+
+
+def _free_endpoints(count: int, hosts: list[str]) -> list[tuple[str, int]]:
     if not all(is_loopback(h) for h in hosts):
         raise ConfigError(
             f"pass --controller HOST:PORT for each of the {count} controller(s): the brokers "
@@ -204,16 +215,16 @@ def _endpoints(given: tuple[str, ...], count: int, hosts: list[str]) -> list[tup
     return [("127.0.0.1", port) for port in free_ports(count)]
 
 
-def _run(
-    app: AppContext,
-    plan_file: Path,
-    command: str,
-    templates: Templates,
-    timeout: float,
-    until: str = PHASES[-1],
-) -> None:
-    planned = load_plan(plan_file)
+def _load(
+    app: AppContext, plan_file: Path, templates: Templates
+) -> tuple[KRaftPlan, KRaftOperator]:
+    """The plan, checked against the configuration, and who restarts the nodes: all local
+    checks, before anything is contacted."""
+    planned = read_plan(plan_file, parse_plan)
     settings = app.settings
+    settings.cluster(planned.kafka)
+    for name in planned.probe_as:
+        settings.cluster(name)
     if planned.needs_secret and not settings.cluster(planned.kafka).as_librdkafka().get(
         "sasl.password"
     ):
@@ -221,11 +232,23 @@ def _run(
             f"{plan_file}: the nodes authenticate each other as {planned.sasl_user}; give its "
             f"sasl.password for cluster '{planned.kafka}' in clusters.yaml"
         )
+    return planned, _operator(settings, planned, templates)
+
+
+def _run(
+    app: AppContext,
+    plan_file: Path,
+    command: str,
+    loaded: tuple[KRaftPlan, KRaftOperator],
+    timeout: float,
+    until: str = PHASES[-1],
+) -> None:
+    planned, operator = loaded
+    settings = app.settings
     op = kraft_conversion(store_for(settings), planned.kafka, render.progress)
     steps = {"migrate": run_migration, "finalize": finalize, "revert": revert}
     named = f"kraft {command} {plan_file.name}"
     with acting(op, named, settings.cluster(planned.kafka)) as (admin, status):
-        operator = _operator(settings, planned, templates)
         steps[command](
             Run(
                 planned,
@@ -242,7 +265,10 @@ def _run(
 
 
 def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> KRaftOperator:
-    """The operator's templates when given, else the sandbox when it runs this cluster."""
+    """The operator's templates when given (checked here, before anything runs), else the
+    sandbox when it runs this cluster."""
+    if templates.given:
+        templates.check()
     hosts = {c.node_id: c.host for c in planned.controllers}
 
     def in_sandbox(folder: Path) -> KRaftOperator:
@@ -269,9 +295,10 @@ def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> K
     show_default=True,
     help="Stop after this phase (e.g. dual-write, to watch the cluster there a while).",
 )
-@timeout_option
+@wait_option
 @broker_command_option
 @controller_command_option
+@json_option
 @pass_app
 def migrate(
     app: AppContext,
@@ -280,72 +307,120 @@ def migrate(
     timeout: float,
     broker_command: str | None,
     controller_command: str | None,
+    as_json: bool,
 ) -> None:
     """Run the plan up to every broker a KRaft broker (controllers, roll 1, dual-write,
     roll 2), one guarded step at a time; the metadata must read the same after each.
     Resumable: after any interruption, run the same command again."""
-    _run(app, plan_file, "migrate", Templates(broker_command, controller_command), timeout, until)
+    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    _run(app, plan_file, "migrate", loaded, timeout, until)
+    _print_phase(app, loaded[0], as_json)
+
+
+def _print_phase(app: AppContext, planned: KRaftPlan, as_json: bool) -> None:
+    """With --json, where the migration stands after a run."""
+    if as_json:
+        record = kraft_conversion(store_for(app.settings), planned.kafka).get()
+        render.print_json({"kafka": planned.kafka, "phase": record.phase if record else None})
+
+
+def _decide(planned: KRaftPlan, action: str, warning: str, flags: tuple[bool, bool, bool]) -> bool:
+    """Show ``warning`` (what would change), then whether to go ahead (options.confirm)."""
+    dry_run, yes, as_json = flags
+    if as_json:
+        render.print_json({"kafka": planned.kafka, "would": action, "note": warning})
+    else:
+        render.out.print(warning, soft_wrap=True)
+    return confirm(action, dry_run=dry_run, yes=yes)
 
 
 @group.command("finalize")
 @click.argument("plan_file", type=click.Path(path_type=Path))
-@click.option("--yes", is_flag=True, help="Do not ask (scripts).")
-@timeout_option
+@confirm_options
+@wait_option
 @broker_command_option
 @controller_command_option
+@json_option
 @pass_app
 def finalize_command(
     app: AppContext,
     plan_file: Path,
+    dry_run: bool,
     yes: bool,
     timeout: float,
     broker_command: str | None,
     controller_command: str | None,
+    as_json: bool,
 ) -> None:
     """The point of no return: the controllers restart without ZooKeeper. After it the
-    cluster cannot go back to ZooKeeper mode."""
-    planned = load_plan(plan_file)
-    if not yes:
-        render.out.print(
-            f"Finalizing cluster {planned.kafka}: its controllers stop writing ZooKeeper. This is "
-            "the POINT OF NO RETURN: `kmigrate kraft revert` is impossible afterwards.",
-            soft_wrap=True,
-        )
-        if not click.confirm("finalize?", default=False):
-            raise ConflictError("not finalized (answered no); nothing changed")
-    _run(app, plan_file, "finalize", Templates(broker_command, controller_command), timeout)
+    cluster cannot go back to ZooKeeper mode. Goes ahead only with --yes or a "y" on a
+    terminal."""
+    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    planned = loaded[0]
+    warning = (
+        f"Finalizing cluster {planned.kafka}: its controllers stop writing ZooKeeper. This is "
+        "the POINT OF NO RETURN: `kmigrate kraft revert` is impossible afterwards."
+    )
+    if not _decide(planned, f"finalize cluster {planned.kafka}", warning, (dry_run, yes, as_json)):
+        return
+    _run(app, plan_file, "finalize", loaded, timeout)
+    _print_phase(app, planned, as_json)
 
 
 @group.command("revert")
 @click.argument("plan_file", type=click.Path(path_type=Path))
-@timeout_option
+@confirm_options
+@wait_option
 @broker_command_option
 @controller_command_option
+@json_option
 @pass_app
 def revert_command(
     app: AppContext,
     plan_file: Path,
+    dry_run: bool,
+    yes: bool,
     timeout: float,
     broker_command: str | None,
     controller_command: str | None,
+    as_json: bool,
 ) -> None:
     """Before finalization: back to ZooKeeper mode from whatever phase the migration is
-    in (Kafka's revert path). Resumable like migrate."""
-    _run(app, plan_file, "revert", Templates(broker_command, controller_command), timeout)
+    in (Kafka's revert path). Resumable like migrate. Goes ahead only with --yes or a "y"
+    on a terminal."""
+    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    planned = loaded[0]
+    warning = (
+        f"Reverting cluster {planned.kafka} to ZooKeeper mode: every broker restarts back "
+        f"on ZooKeeper and the controllers {planned.voters} are deprovisioned."
+    )
+    action = f"revert cluster {planned.kafka} to ZooKeeper mode"
+    if not _decide(planned, action, warning, (dry_run, yes, as_json)):
+        return
+    _run(app, plan_file, "revert", loaded, timeout)
+    _print_phase(app, planned, as_json)
 
 
 @group.command("status")
-@kafka_option
+@cluster_flag
 @json_option
 @pass_app
-def status(app: AppContext, kafka: str, as_json: bool) -> None:
-    """The migration's phase, each broker's mode and what ZooKeeper says."""
+def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
+    """The migration's phase, each broker's mode and what ZooKeeper says (nothing yet:
+    an empty answer, exit 0)."""
+    kafka = require(cluster_name, "--cluster")
     settings = app.settings
+    cluster = settings.cluster(kafka)
     record = kraft_conversion(store_for(settings), kafka).get()
     if record is None:
-        raise NotFoundError(f"no migration of cluster '{kafka}' to KRaft; plan one with kraft plan")
+        if as_json:
+            render.print_json({"kafka": kafka, "phase": None})
+        else:
+            render.out.print(
+                f"cluster {kafka}: no migration to KRaft yet (plan one with kraft plan)"
+            )
+        return
     planned = parse_plan(record.plan_yaml, "the stored plan")
-    cluster = settings.cluster(kafka)
     modes = {b: broker_mode_direct(cluster, planned.brokers[b], b) for b in sorted(planned.brokers)}
     try:
         znodes: Znodes | None = Znodes.read(planned.zookeeper_connect)
@@ -377,10 +452,12 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
 
 
 @group.command("history")
-@kafka_option
+@cluster_flag
 @json_option
 @pass_app
-def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
+def history_command(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Every step of the cluster's migration to KRaft, in order."""
+    kafka = require(cluster_name, "--cluster")
+    app.settings.cluster(kafka)
     events = kraft_conversion(store_for(app.settings), kafka).history()
     print_history(kafka, events, as_json, width=120)

@@ -1,24 +1,85 @@
 """What `zk migrate` and the `kraft` commands share: who restarts servers and brokers
 (the operator's command templates, or the sandbox that runs the cluster), the frame a
 run acts in (the operation's lock, an admin client, a status line), and the journal's
-rendering (`zk history`, `kraft history`)."""
+rendering (`zk history`, `kraft history`); and the checks their input gets before
+anything is contacted (the cluster flag, plan files, the output file, ZooKeeper paths)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kmigrate.cli import render
+from kmigrate.cli.options import cluster_option, renamed
 from kmigrate.config import ClusterConfig, Settings
-from kmigrate.errors import ConfigError
+from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.operations import MoveEvent
 from kmigrate.runbook.operation import Operation
 from kmigrate.sandbox.state import STATE_FILE, load_state
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cluster_flag(command: F) -> F:
+    """`--cluster NAME` (the ZooKeeper-mode Kafka cluster; old spelling `--kafka`).
+    Declared not required: the command calls `options.require(cluster_name, "--cluster")`."""
+    command = renamed("--kafka", "--cluster", "cluster_name")(command)
+    return cluster_option(help="The ZooKeeper-mode Kafka cluster.", required=False)(command)
+
+
+def read_plan(path: Path, parse: Callable[[str, str], T]) -> T:
+    """The plan in the file ``path``, parsed by ``parse(text, where)``: a missing file is
+    a named thing that does not exist (exit 4); anything but a readable UTF-8 text file
+    is a usage error naming the file (exit 2)."""
+    if not path.exists():
+        raise NotFoundError(f"plan file {path} does not exist")
+    return parse(read_text(path, "plan file"), str(path))
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of the file ``path`` the user named as ``what``, or one line naming it
+    (a folder, unreadable, binary or not UTF-8)."""
+    if not path.is_file():
+        raise ConfigError(f"{what} {path} is not a file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = "\x00"
+    if "\x00" in text:
+        raise ConfigError(f"{path} is not a {what} (binary, not UTF-8 text)")
+    return text
+
+
+def check_output(output: Path, force: bool) -> None:
+    """A plan file can be written at ``output``: checked before anything is contacted."""
+    if output.is_dir():
+        raise ConfigError(f"-o {output} is a folder; name the plan file to write")
+    if output.exists() and not force:
+        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    if not output.parent.is_dir():
+        raise ConfigError(f"-o {output}: folder {output.parent} does not exist")
+
+
+def zk_path(value: str, option: str) -> str:
+    """A ZooKeeper path such as ``/kafka`` (``/`` is the root, given as ""), or one line
+    saying why not."""
+    parts = value.split("/")
+    if not value.startswith("/") or (
+        value != "/" and ("" in parts[1:] or {".", ".."} & set(parts))
+    ):
+        raise ConfigError(
+            f"{option} {value!r}: give a ZooKeeper path such as /kafka (starts with '/', no "
+            "empty, '.' or '..' parts, no trailing '/')"
+        )
+    return "" if value == "/" else value
 
 
 def choose_operator(
@@ -70,3 +131,11 @@ def print_history(
         ["phase", "step", "outcome", "detail"],
         [(e.phase, e.step, e.outcome, (e.detail or "")[:width]) for e in events],
     )
+
+
+def host_port(value: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> (host, port), the port 1-65535, or one line naming ``option``."""
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"{option} {value!r}: give HOST:PORT with a port from 1 to 65535")
+    return host, int(port)

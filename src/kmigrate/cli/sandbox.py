@@ -8,8 +8,16 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.options import json_option
+from kmigrate.cli.operations import read_text
+from kmigrate.cli.options import (
+    confirm,
+    confirm_options,
+    duration_option,
+    json_option,
+    timeout_option,
+)
 from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
+from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.sandbox import manager
 from kmigrate.sandbox import status as sandbox_status
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
@@ -81,13 +89,7 @@ def group() -> None:
     show_default=True,
     help="Servers of a new ZooKeeper ensemble.",
 )
-@click.option(
-    "--timeout",
-    type=float,
-    default=120.0,
-    show_default=True,
-    help="Seconds to wait for every broker to answer.",
-)
+@timeout_option("120s", help="How long to wait for every broker to answer.")
 @json_option
 def up(
     directory: Path | None,
@@ -180,54 +182,83 @@ def up(
     "--zookeeper",
     "ensembles",
     multiple=True,
-    metavar="NAME",
+    metavar="ENSEMBLE",
     help="ZooKeeper ensemble to stop; repeat for several (default with no --cluster: all).",
 )
-@click.option("--purge", is_flag=True, help="Also delete the clusters' data and logs.")
 @click.option(
-    "--grace",
-    type=float,
-    default=20.0,
-    show_default=True,
-    help="Seconds between SIGTERM and SIGKILL.",
+    "--purge",
+    is_flag=True,
+    help="Also delete their data and logs (asks first; --yes for scripts).",
 )
+@duration_option("--grace", default="20s", help="How long between SIGTERM and SIGKILL.")
+@confirm_options
+@json_option
 def down(
     directory: Path | None,
     clusters: tuple[str, ...],
     ensembles: tuple[str, ...],
     purge: bool,
     grace: float,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
 ) -> None:
-    """Stop the brokers and ZooKeeper nodes this sandbox started, and only those."""
+    """Stop the brokers and ZooKeeper nodes this sandbox started, and only those.
+    Stopping needs no --yes (`sandbox up` starts them again on their data); --purge
+    deletes their data too, and goes ahead only with --yes or a "y" on a terminal.
+    Exits 7 when there is no sandbox in the folder."""
     directory = directory or sandbox_dir()
     everything = not clusters and not ensembles
-    manager.down(
-        directory,
-        None if everything else clusters,
-        purge=purge,
-        grace=grace,
-        ensembles=None if everything else ensembles,
-    )
+    chosen = (None, None) if everything else (clusters, ensembles)
+    state, names, ens = manager.down_targets(directory, *chosen)
+    folders = [state.cluster_dir(n) for n in names] + [state.ensemble_dir(n) for n in ens]
+    action = f"stop {', '.join([*names, *(f'ZooKeeper ensemble {n}' for n in ens)])}"
+    if purge:
+        action += f" and delete {', '.join(str(f) for f in folders)}"
+    if (purge or dry_run) and not as_json:
+        render.out.print(f"would {action}", soft_wrap=True)
+    if (purge or dry_run) and not confirm(action, dry_run=dry_run, yes=yes):
+        if as_json:
+            render.print_json(_down_json(state.directory, names, ens, purge, done=False))
+        return
+    manager.down(directory, chosen[0], purge=purge, grace=grace, ensembles=chosen[1])
+    if as_json:
+        render.print_json(_down_json(state.directory, names, ens, purge, done=True))
+        return
     what = ", ".join([*clusters, *ensembles]) if not everything else "all clusters and ensembles"
     render.progress(f"stopped {what} in {directory}" + (" and deleted their data" if purge else ""))
+
+
+def _down_json(
+    directory: Path, clusters: list[str], ensembles: list[str], purge: bool, *, done: bool
+) -> dict[str, object]:
+    return {
+        "dir": str(directory),
+        "clusters": clusters,
+        "zookeeper": ensembles,
+        "purge": purge,
+        "done": done,
+    }
 
 
 @group.command("status")
 @dir_option
 @json_option
 def status(directory: Path | None, as_json: bool) -> None:
-    """Which brokers and ZooKeeper nodes are alive. Exits 1 when any is down or there is
-    no sandbox."""
+    """Which brokers and ZooKeeper nodes are alive. Exits 1 when any is down, 7 when
+    there is no sandbox in the folder."""
     directory = directory or sandbox_dir()
     rows = sandbox_status.status(directory)
     nodes = sandbox_status.ensemble_status(directory)
+    if not (rows or nodes):
+        raise SandboxError(
+            f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`"
+        )
     if as_json:
         render.print_json({"dir": str(directory.resolve()), "brokers": rows, "zookeeper": nodes})
-    elif not (rows or nodes):
-        render.error(f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`")
     else:
         _print_status(directory, rows, nodes)
-    if not (rows or nodes) or not all(r.alive for r in rows) or not all(n.alive for n in nodes):
+    if not all(r.alive for r in rows) or not all(n.alive for n in nodes):
         sys.exit(1)
 
 
@@ -262,21 +293,41 @@ def _print_status(
 
 @group.command("fetch")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True)
-def fetch(kafka_version: str) -> None:
+@json_option
+def fetch(kafka_version: str, as_json: bool) -> None:
     """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
     needed)."""
-    render.progress(f"jars for Kafka {kafka_version}: {ensure_jars(kafka_version)}")
+    jars = ensure_jars(kafka_version)
+    if as_json:
+        render.print_json({"kafka_version": kafka_version, "jars": str(jars)})
+        return
+    render.progress(f"jars for Kafka {kafka_version}: {jars}")
+
+
+def _done(as_json: bool, text: str, body: dict[str, object]) -> None:
+    """What a one-step command did: a line on stderr, or one JSON object on stdout."""
+    if as_json:
+        render.print_json(body)
+    else:
+        render.progress(text)
 
 
 @group.command("stop-broker")
 @dir_option
 @click.option("--cluster", required=True, metavar="NAME")
-@click.option("--broker", type=int, required=True, metavar="ID")
+@click.option("--broker", type=click.IntRange(0), required=True, metavar="ID")
 @click.option("--kill", is_flag=True, help="SIGKILL (no controlled shutdown).")
-def stop_broker(directory: Path | None, cluster: str, broker: int, kill: bool) -> None:
+@json_option
+def stop_broker(
+    directory: Path | None, cluster: str, broker: int, kill: bool, as_json: bool
+) -> None:
     """Stop one broker of a sandbox cluster; `sandbox up --cluster NAME` starts it again."""
     manager.stop_broker(directory or sandbox_dir(), cluster, broker, kill=kill)
-    render.progress(f"broker {broker} of {cluster} {'killed' if kill else 'stopped'}")
+    _done(
+        as_json,
+        f"broker {broker} of {cluster} {'killed' if kill else 'stopped'}",
+        {"cluster": cluster, "broker": broker, "killed": kill},
+    )
 
 
 # The sandbox's stand-ins for an operator's own scripts on real hosts: what the
@@ -286,28 +337,34 @@ def stop_broker(directory: Path | None, cluster: str, broker: int, kill: bool) -
 @group.command("restart-broker")
 @dir_option
 @click.option("--cluster", required=True, metavar="NAME")
-@click.option("--broker", type=int, required=True, metavar="ID")
+@click.option("--broker", type=click.IntRange(0), required=True, metavar="ID")
 @click.option("--zookeeper-connect", required=True, metavar="CONNECT")
+@json_option
 def restart_broker(
-    directory: Path | None, cluster: str, broker: int, zookeeper_connect: str
+    directory: Path | None, cluster: str, broker: int, zookeeper_connect: str, as_json: bool
 ) -> None:
     """Restart one ZooKeeper-mode broker with a new zookeeper.connect."""
     SandboxOperator(directory or sandbox_dir(), cluster).restart_broker(broker, zookeeper_connect)
-    render.progress(f"broker {broker} of {cluster} restarted on {zookeeper_connect}")
+    _done(
+        as_json,
+        f"broker {broker} of {cluster} restarted on {zookeeper_connect}",
+        {"cluster": cluster, "broker": broker, "zookeeper_connect": zookeeper_connect},
+    )
 
 
 @group.command("stop-zk-server")
 @dir_option
-@click.option("--id", "node_id", type=int, required=True, metavar="ID")
-def stop_zk_server(directory: Path | None, node_id: int) -> None:
+@click.option("--id", "node_id", type=click.IntRange(0), required=True, metavar="ID")
+@json_option
+def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
     """Stop one ZooKeeper server of the sandbox."""
     SandboxOperator(directory or sandbox_dir()).stop_server(node_id)
-    render.progress(f"ZooKeeper server {node_id} stopped")
+    _done(as_json, f"ZooKeeper server {node_id} stopped", {"id": node_id, "running": False})
 
 
 @group.command("start-zk-server")
 @dir_option
-@click.option("--id", "node_id", type=int, required=True, metavar="ID")
+@click.option("--id", "node_id", type=click.IntRange(0), required=True, metavar="ID")
 @click.option(
     "--dynamic-file",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -315,10 +372,19 @@ def stop_zk_server(directory: Path | None, node_id: int) -> None:
     help="server.N=... lines: the participants it starts with.",
 )
 @click.option("--fresh", type=click.BOOL, default=False, help="Empty its data first.")
-def start_zk_server(directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool) -> None:
+@json_option
+def start_zk_server(
+    directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool, as_json: bool
+) -> None:
     """(Re)start one ZooKeeper server of the sandbox with the given participants."""
-    members = [
-        parse_member(line).node_id for line in dynamic_file.read_text().splitlines() if line.strip()
-    ]
+    text = read_text(dynamic_file, "--dynamic-file")
+    try:
+        members = [parse_member(line).node_id for line in text.splitlines() if line.strip()]
+    except ConfigError as exc:
+        raise ConfigError(f"--dynamic-file {dynamic_file}: {exc}") from None
     SandboxOperator(directory or sandbox_dir()).start_server(node_id, members, fresh=fresh)
-    render.progress(f"ZooKeeper server {node_id} started with servers {members}")
+    _done(
+        as_json,
+        f"ZooKeeper server {node_id} started with servers {members}",
+        {"id": node_id, "running": True, "servers": members},
+    )

@@ -8,10 +8,25 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
-from kmigrate.cli.operations import acting, choose_operator, print_history
-from kmigrate.cli.options import json_option
+from kmigrate.cli.operations import (
+    acting,
+    check_output,
+    choose_operator,
+    cluster_flag,
+    print_history,
+    read_plan,
+    zk_path,
+)
+from kmigrate.cli.options import (
+    confirm,
+    confirm_options,
+    json_option,
+    renamed,
+    require,
+    timeout_option,
+)
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, NotFoundError
+from kmigrate.errors import ConflictError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
@@ -20,14 +35,10 @@ from kmigrate.zk.commands import CommandOperator, Templates
 from kmigrate.zk.members import parse_member
 from kmigrate.zk.move import Move, ensemble_move, rollback_move, run_move
 from kmigrate.zk.operator import Operator
-from kmigrate.zk.plan import ZkMovePlan, load_plan, parse_plan, plan_move
+from kmigrate.zk.plan import ZkMovePlan, parse_plan, plan_move
 from kmigrate.zk.report import status_json
 from kmigrate.zk.world import chroot_of, read_ensemble, read_kafka
 from kmigrate.zookeeper.ensemble import resolve_ensemble
-
-kafka_option = click.option(
-    "--kafka", "kafka", required=True, metavar="CLUSTER", help="The ZooKeeper-mode Kafka cluster."
-)
 
 
 @click.group("zk")
@@ -36,22 +47,22 @@ def group() -> None:
 
 
 @group.command("plan")
-@kafka_option
+@cluster_flag
+@click.option("--source-ensemble", "source", metavar="ENSEMBLE|CONNECT", help="Its ensemble now.")
 @click.option(
-    "--from", "source", required=True, metavar="ENSEMBLE|CONNECT", help="Its ensemble now."
+    "--target-ensemble", "target", metavar="ENSEMBLE|CONNECT", help="The (empty) new ensemble."
 )
-@click.option(
-    "--to", "target", required=True, metavar="ENSEMBLE|CONNECT", help="The (empty) new ensemble."
-)
+@renamed("--from", "--source-ensemble", "source")
+@renamed("--to", "--target-ensemble", "target")
 @click.option("--chroot", metavar="/PATH", help="Kafka's chroot (default: the brokers' own).")
 @plan_output_options
 @json_option
 @pass_app
 def plan(
     app: AppContext,
-    kafka: str,
-    source: str,
-    target: str,
+    cluster_name: str | None,
+    source: str | None,
+    target: str | None,
     chroot: str | None,
     output: Path,
     force: bool,
@@ -59,14 +70,16 @@ def plan(
 ) -> None:
     """Check both ensembles and the cluster, and write the ordered steps with their guards.
     Nothing changes."""
+    kafka = require(cluster_name, "--cluster")
+    source, target = require(source, "--source-ensemble"), require(target, "--target-ensemble")
+    root_given = zk_path(chroot, "--chroot") if chroot is not None else None
     settings = app.settings
     cluster = settings.cluster(kafka)
     source_cfg, target_cfg = resolve_ensemble(settings, source), resolve_ensemble(settings, target)
-    if output.exists() and not force:
-        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    check_output(output, force)
     with ClusterAdmin(cluster) as admin:
         probe = read_kafka(admin, source_cfg, "")
-        root = chroot if chroot is not None else chroot_of(probe.zookeeper_connect)
+        root = root_given if root_given is not None else chroot_of(probe.zookeeper_connect)
         state = read_kafka(admin, source_cfg, root) if root else probe
     move = plan_move(read_ensemble(source_cfg), read_ensemble(target_cfg), state, root)
     output.write_text(move.to_yaml(str(output)))
@@ -90,17 +103,14 @@ def plan(
 
 @group.command("migrate")
 @click.argument("plan_file", type=click.Path(path_type=Path))
-@click.option(
-    "--timeout",
-    type=click.FloatRange(1),
-    default=180.0,
-    show_default=True,
-    help="Seconds to wait for any one condition (a server syncing, a broker registering).",
+@timeout_option(
+    "180s", help="How long to wait for any one condition (a server syncing, a broker registering)."
 )
 @click.option(
     "--rollback",
     is_flag=True,
-    help="Before the split: brokers back on the source ensemble, the target empty again.",
+    help="Before the split: brokers back on the source ensemble, the target empty again "
+    "(asks first; --yes for scripts).",
 )
 @click.option(
     "--restart-command",
@@ -121,6 +131,8 @@ def plan(
     "its zoo.cfg.dynamic, its data emptied first if {fresh} is true. Placeholders {host} "
     "{id} {dynamic_file} {fresh}.",
 )
+@confirm_options
+@json_option
 @pass_app
 def migrate(
     app: AppContext,
@@ -130,24 +142,64 @@ def migrate(
     restart_command: str | None,
     zk_stop_command: str | None,
     zk_start_command: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
 ) -> None:
     """Run the plan's phases (join, check, switch, split), one guarded step at a time.
     Resumable: after any interruption, run the same command again. In the sandbox,
-    kmigrate restarts servers and brokers itself; on real hosts it runs your templates."""
-    plan = load_plan(plan_file)
+    kmigrate restarts servers and brokers itself; on real hosts it runs your templates.
+
+    --dry-run shows the phases and steps it would run and changes nothing. --rollback
+    (before the split) shows what it would undo and goes ahead only with --yes or a "y"
+    on a terminal; the forward migration needs no --yes."""
+    plan = read_plan(plan_file, parse_plan)
     settings = app.settings
+    cluster = settings.cluster(plan.kafka)
     templates = Templates(restart_command, zk_stop_command, zk_start_command)
+    operator = _operator(settings, plan, templates)
+    if dry_run or rollback:
+        _show_intent(plan, rollback, as_json)
+        if not rollback:
+            click.echo("dry run: nothing changed; rerun without --dry-run to run it", err=True)
+            return
+        if not confirm(_intent(plan, rollback), dry_run=dry_run, yes=yes):
+            return
     op = ensemble_move(store_for(settings), plan.kafka, render.progress)
     command = f"zk migrate {plan_file.name}" + (" --rollback" if rollback else "")
-    with acting(op, command, settings.cluster(plan.kafka)) as (admin, status):
-        operator = _operator(settings, plan, templates)
+    with acting(op, command, cluster) as (admin, status):
         move = Move(plan, plan_file.read_text(), op, operator, admin, timeout, status)
         (rollback_move if rollback else run_move)(move)
+    if as_json:
+        record = op.get()
+        render.print_json({"kafka": plan.kafka, "phase": record.phase if record else None})
+
+
+def _intent(plan: ZkMovePlan, rollback: bool) -> str:
+    if rollback:
+        return (
+            f"roll back the ZooKeeper move of cluster {plan.kafka}: brokers back on "
+            f"{plan.source.name}, {plan.target.name} empty again"
+        )
+    return f"move cluster {plan.kafka} from {plan.source.name} to {plan.target.name}"
+
+
+def _show_intent(plan: ZkMovePlan, rollback: bool, as_json: bool) -> None:
+    """What the run would do: the plan's steps forward, or the roll-back."""
+    steps = [] if rollback else [{"phase": s.phase, "action": s.action} for s in plan.steps]
+    if as_json:
+        render.print_json({"kafka": plan.kafka, "would": _intent(plan, rollback), "steps": steps})
+        return
+    render.out.print(f"would {_intent(plan, rollback)}", soft_wrap=True)
+    for step in steps:
+        render.out.print(f"  {step['phase']}: {step['action']}", soft_wrap=True)
 
 
 def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Operator:
-    """Who restarts servers and brokers: the operator's templates when given, else the
-    sandbox when it runs this cluster."""
+    """Who restarts servers and brokers: the operator's templates when given (checked
+    here, before anything runs), else the sandbox when it runs this cluster."""
+    if templates.given:
+        templates.check()
 
     def by_templates() -> Operator:
         members = [parse_member(line) for line in (*plan.source.members, *plan.target.members)]
@@ -165,14 +217,20 @@ def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Ope
 
 
 @group.command("status")
-@kafka_option
+@cluster_flag
 @json_option
 @pass_app
-def status(app: AppContext, kafka: str, as_json: bool) -> None:
-    """Where the cluster's ZooKeeper move stands."""
+def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
+    """Where the cluster's ZooKeeper move stands (nothing yet: an empty answer, exit 0)."""
+    kafka = require(cluster_name, "--cluster")
+    app.settings.cluster(kafka)
     move = ensemble_move(store_for(app.settings), kafka).get()
     if move is None:
-        raise NotFoundError(f"no ZooKeeper move of cluster '{kafka}'; start one with zk migrate")
+        if as_json:
+            render.print_json({"kafka": kafka, "phase": None})
+        else:
+            render.out.print(f"cluster {kafka}: no ZooKeeper move yet (start one with zk plan)")
+        return
     body = status_json(move)
     if as_json:
         render.print_json(body)
@@ -184,22 +242,29 @@ def status(app: AppContext, kafka: str, as_json: bool) -> None:
 
 
 @group.command("history")
-@kafka_option
+@cluster_flag
 @json_option
 @pass_app
-def history_command(app: AppContext, kafka: str, as_json: bool) -> None:
+def history_command(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Every step of the cluster's ZooKeeper move, in order."""
+    kafka = require(cluster_name, "--cluster")
+    app.settings.cluster(kafka)
     print_history(kafka, ensemble_move(store_for(app.settings), kafka).history(), as_json)
 
 
 @group.command("cleanup")
-@kafka_option
-@click.option("--yes", is_flag=True, help="Delete without asking (the list is still shown).")
+@cluster_flag
+@confirm_options
 @json_option
 @pass_app
-def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
+def cleanup(
+    app: AppContext, cluster_name: str | None, dry_run: bool, yes: bool, as_json: bool
+) -> None:
     """After the move: delete Kafka's stale copy from the source ensemble and the source's
-    other paths from the target, each listed and confirmed first."""
+    other paths from the target. Lists them first; deletes only with --yes or a "y" on a
+    terminal."""
+    kafka = require(cluster_name, "--cluster")
+    app.settings.cluster(kafka)
     op = ensemble_move(store_for(app.settings), kafka, render.progress)
     move = op.get()
     if move is None or move.phase != "done":
@@ -214,17 +279,20 @@ def cleanup(app: AppContext, kafka: str, yes: bool, as_json: bool) -> None:
         (plan.source.name, plan.source.connect, found.source_paths, "Kafka's stale copy"),
         (plan.target.name, plan.target.connect, found.target_paths, "the source's other data"),
     ]
+    listed = {name: paths for name, _, paths, _ in sides if paths}
+    if not as_json:
+        for name, _, paths, what in sides:
+            if paths:
+                render.out.print(f"{name}: {what}: {', '.join(paths)}", soft_wrap=True)
     deleted: dict[str, list[str]] = {}
-    with op.exclusively("zk cleanup"):
-        for name, connect, paths, what in sides:
-            if not paths:
-                continue
-            if not as_json:
-                render.out.print(f"{name}: {what}: {', '.join(paths)}")
-            if yes or click.confirm(f"delete these from {name} (recursively)?", default=False):
-                delete(connect, name, paths)
-                deleted[name] = paths
+    action = "delete these paths (recursively) from " + " and ".join(listed)
+    if listed and confirm(action, dry_run=dry_run, yes=yes):
+        with op.exclusively("zk cleanup"):
+            for name, connect, paths, _ in sides:
+                if paths:
+                    delete(connect, name, paths)
+                    deleted[name] = paths
     if as_json:
-        render.print_json({"kafka": kafka, "deleted": deleted})
+        render.print_json({"kafka": kafka, "found": listed, "deleted": deleted})
     elif not deleted:
         render.out.print("nothing deleted")

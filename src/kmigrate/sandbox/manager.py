@@ -20,14 +20,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from kmigrate.errors import SandboxError
+from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.net import free_ports
 from kmigrate.sandbox import process, readiness, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
     new_passwords,
     write_clusters_yaml,
 )
-from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached, supported
 from kmigrate.sandbox.properties import (
     logging_config,
     logging_flag,
@@ -172,6 +172,26 @@ def _ensemble_up(
     return state
 
 
+def down_targets(
+    directory: Path, clusters: Sequence[str] | None, ensembles: Sequence[str] | None
+) -> tuple[SandboxState, list[str], list[str]]:
+    """The sandbox in ``directory`` and the clusters and ensembles `down` would stop (all
+    with neither given); a SandboxError, before anything is touched, when there is no
+    sandbox there or it has no such cluster or ensemble."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    if not state.clusters and not state.ensembles:
+        raise SandboxError(f"no sandbox in {directory}: nothing to stop")
+    everything = clusters is None and ensembles is None
+    names = sorted(state.clusters) if everything else list(clusters or ())
+    ens = sorted(state.ensembles) if everything else list(ensembles or ())
+    unknown = [n for n in names if n not in state.clusters]
+    unknown += [f"ZooKeeper ensemble {n}" for n in ens if n not in state.ensembles]
+    if unknown:
+        raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
+    return state, names, ens
+
+
 def down(
     directory: Path,
     clusters: Sequence[str] | None = None,
@@ -183,15 +203,10 @@ def down(
     """Stop the brokers and ZooKeeper nodes this sandbox started (only those); ``purge``
     also deletes their data. With neither ``clusters`` nor ``ensembles``: everything;
     brokers stop before the ensembles they use."""
-    directory = directory.resolve()
-    state = load_state(directory)
-    everything = clusters is None and ensembles is None
-    names = sorted(state.clusters) if everything else list(clusters or ())
-    ens = sorted(state.ensembles) if everything else list(ensembles or ())
-    unknown = [n for n in names if n not in state.clusters]
-    unknown += [f"ZooKeeper ensemble {n}" for n in ens if n not in state.ensembles]
-    if unknown:
-        raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
+    found = load_state(directory.resolve())
+    if not found.clusters and not found.ensembles:
+        return found  # nothing to stop; nothing written
+    state, names, ens = down_targets(directory, clusters, ensembles)
     pids = {
         b.pid: broker_properties(directory, state.clusters[n], b)
         for n in names
@@ -241,26 +256,31 @@ def down(
 
 
 def _check_request(request: UpRequest) -> None:
+    """The request's own mistakes (usage, exit 2), before anything starts."""
     if not 1 <= request.brokers <= MAX_BROKERS:
-        raise SandboxError(f"--brokers must be between 1 and {MAX_BROKERS}")
+        raise ConfigError(f"--brokers must be between 1 and {MAX_BROKERS}")
     for name in request.clusters:
         if not _NAME.match(name):
-            raise SandboxError(
+            raise ConfigError(
                 f"cluster name '{name}' is not valid; use lowercase letters, digits and '-'"
             )
     if request.racks is not None and len(request.racks) != request.brokers:
-        raise SandboxError(f"--racks needs exactly {request.brokers} label(s), one per broker")
+        raise ConfigError(f"--racks needs exactly {request.brokers} label(s), one per broker")
     if not 1 <= request.nodes <= zookeeper.MAX_NODES:
-        raise SandboxError(f"--nodes must be between 1 and {zookeeper.MAX_NODES}")
+        raise ConfigError(f"--nodes must be between 1 and {zookeeper.MAX_NODES}")
     for name in request.ensemble_names():
         if not _NAME.match(name):
-            raise SandboxError(
+            raise ConfigError(
                 f"ZooKeeper ensemble name '{name}' is not valid; use lowercase letters, "
                 "digits and '-'"
             )
     version = request.kafka_version
+    if version and not supported(version):
+        raise ConfigError(
+            f"Kafka {version} is not supported by the sandbox; use a 4.x or 3.9.x version"
+        )
     if request.zookeeper and version and not version.startswith("3.9."):
-        raise SandboxError(
+        raise ConfigError(
             f"Kafka {version} has no ZooKeeper mode; use --kafka-version 3.9.1 with --zookeeper"
         )
 

@@ -48,6 +48,9 @@ class SandboxOperator:
         state.with_ensemble(ensemble.with_node(replace(node, pid=None))).save()
 
     def start_server(self, node_id: int, members: Sequence[int], *, fresh: bool) -> None:
+        known = load_state(self.directory)
+        for wanted in (node_id, *members):  # all known before anything stops
+            self._find(known, wanted)
         self.stop_server(node_id)
         state = load_state(self.directory)
         ensemble, node = self._find(state, node_id)

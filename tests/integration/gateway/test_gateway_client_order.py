@@ -55,7 +55,7 @@ def move_then_kill(gw: Gateway, topic: str, producers: Producers) -> None:
     rng = seeded()
     _more(producers, 500, "records acknowledged before the move")
     moved = run_cli("gateway", "migrate", "--topic", topic, "--partitions", "0,1,2",
-                    "--to", "target", "--json", config=str(gw.config))  # fmt: skip
+                    "--cluster", "target", "--json", config=str(gw.config))  # fmt: skip
     assert moved.code == 0, moved.stderr
     assert [m["partition"] for m in json.loads(moved.stdout)["moved"]] == [0, 1, 2]
     _more(producers, rng.randint(20, 400), "records acknowledged after the move")

@@ -83,7 +83,7 @@ def test_records_and_cursors_across_a_partition_migration(
     cursor = _cursor(gateway, 2, stream, "AFTER_SEQUENCE_NUMBER", "&starting-sequence-number=9")
 
     done = run_cli("gateway", "migrate", "--topic", stream, "--partitions", "0",
-                   "--to", "target", config=str(gateway.config))  # fmt: skip
+                   "--cluster", "target", config=str(gateway.config))  # fmt: skip
     assert done.code == 0, done.stderr
     assert _put(gateway, 2, stream, [f"b{i}" for i in range(20)]) == list(range(30, 50))
     with ClusterAdmin(clusters.target) as admin:

@@ -154,7 +154,7 @@ def test_failover_when_the_origin_dies_and_no_offset_jumps_when_it_returns(
         manager.stop_broker(extra_dir, "extra", broker, kill=True)  # the origin dies (-9)
         for partition, flags in (("0", []), ("1", ["--ignore-origin"])):
             done = run_cli("gateway", "migrate", "--topic", topic, "--partitions", partition,
-                           "--to", "target", "--mode", "failover", *flags,
+                           "--cluster", "target", "--mode", "failover", *flags,
                            config=str(gw.config))  # fmt: skip
             assert done.code == 0, done.stderr
         before = traffic.count(topic)

@@ -78,7 +78,8 @@ def _leave_fenced(gw: Gateway, topic: str, partitions: list[int]) -> None:
 
 def _migrate(gw: Gateway, topic: str, partitions: str) -> list[str]:
     return [sys.executable, "-m", "kmigrate", "--config", str(gw.config), "gateway", "migrate",
-            "--topic", topic, "--partitions", partitions, "--to", "target", "--json"]  # fmt: skip
+            "--topic", topic, "--partitions", partitions, "--cluster", "target",
+            "--json"]  # fmt: skip
 
 
 def _read_all(bootstrap: str, topic: str, ends: dict[int, int]) -> dict[tuple[int, int], bytes]:
@@ -189,7 +190,7 @@ def _fenced_then_resumed(gw: Gateway, topic: str, traffic: Traffic) -> list[dict
         message="the new instance acknowledged the fence before serving",
     )
     done = run_cli("gateway", "migrate", "--topic", topic, "--partitions", "0,1",
-                   "--to", "target", "--json", config=str(gw.config))  # fmt: skip
+                   "--cluster", "target", "--json", config=str(gw.config))  # fmt: skip
     assert done.code == 0, done.stderr
     moved: list[dict[str, int]] = json.loads(done.stdout)["moved"]
     assert [m["epoch"] for m in moved] == [2, 2]  # resumed with a new epoch
@@ -248,7 +249,7 @@ def _accounted(traffic: Traffic, reader: Reader) -> dict[tuple[int, int], bytes]
 
 
 def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int, node: int) -> None:
-    assert run_cli("gateway", "shield", "source", config=str(gw.config)).code == 0
+    assert run_cli("gateway", "shield", "--cluster", "source", config=str(gw.config)).code == 0
     wait_for(lambda: "source" in _routes(gw).shielded, timeout=10, message="shielded")
     probe = Consumer({"bootstrap.servers": gw.instance(node), "group.id": unique("gw-probe")})
     try:
@@ -258,7 +259,8 @@ def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int, node: 
         for n in range(10):
             writer.produce(topic, f"shielded-{n}".encode(), partition=0)
         assert writer.flush(60) == 0, "writes to the target stopped while the origin is shielded"
-        assert run_cli("gateway", "unshield", "source", config=str(gw.config)).code == 0
+        served = run_cli("gateway", "unshield", "--cluster", "source", config=str(gw.config))
+        assert served.code == 0
         marks = wait_for(
             lambda: _watermarks(probe, topic), timeout=30, message="origin served again"
         )
@@ -280,7 +282,7 @@ def test_aging_ends_reads_from_the_origin_and_deletes_its_topic(
 
     write("before", 40)
     done = run_cli("gateway", "migrate", "--topic", topic, "--partitions", "0,1",
-                   "--to", "target", "--json", config=str(gateway.config))  # fmt: skip
+                   "--cluster", "target", "--json", config=str(gateway.config))  # fmt: skip
     assert done.code == 0, done.stderr
     ends = {m["partition"]: m["end_offset"] for m in json.loads(done.stdout)["moved"]}
     assert ends == {0: 20, 1: 20}

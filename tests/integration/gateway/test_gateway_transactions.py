@@ -119,7 +119,8 @@ def test_a_transaction_touching_another_backend_is_refused_with_the_reason(
 
 def _migrate(gw: Gateway, topic: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "kmigrate", "--config", str(gw.config), "gateway", "migrate",
-            "--topic", topic, "--partitions", "0", "--to", "source", "--json", *extra]  # fmt: skip
+            "--topic", topic, "--partitions", "0", "--cluster", "source", "--json",
+            *extra]  # fmt: skip
 
 
 def test_a_move_never_splits_an_open_transaction(
@@ -136,7 +137,7 @@ def test_a_move_never_splits_an_open_transaction(
 
     # Still open when the fence's time is up: refused, naming it; nothing moved.
     refused = run_cli(
-        "gateway", "migrate", "--topic", topic, "--partitions", "0", "--to", "source",
+        "gateway", "migrate", "--topic", topic, "--partitions", "0", "--cluster", "source",
         "--fence-timeout", "2", config=str(gateway.config),
     )  # fmt: skip
     assert refused.code == 5, refused.stderr[-2000:]
@@ -216,7 +217,7 @@ def test_kafka_streams_exactly_once_v2_through_the_gateway(
         wait_for(lambda: "state RUNNING" in log.read_text(), timeout=90,
                  message="the Streams application running")  # fmt: skip
         moved = run_cli("gateway", "migrate", "--topic", source, "--partitions", "0",
-                        "--to", "target", config=str(gateway.config))  # fmt: skip
+                        "--cluster", "target", config=str(gateway.config))  # fmt: skip
         assert moved.code == 0, moved.stderr
         send(sent[300:600])
         victim = rng.choice(sorted(gateway.procs))

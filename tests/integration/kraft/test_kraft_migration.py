@@ -130,7 +130,7 @@ def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProce
 
 def _plan(config: Path, folder: Path) -> Path:
     plan = folder / "kraft.yaml"
-    planned = _kraft(config, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan),
+    planned = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "1", "-o", str(plan),
                      "--force")  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     return plan
@@ -176,21 +176,21 @@ def test_refusals_say_what_to_fix_and_change_nothing(
     sandbox: Path, clusters: Clusters, tmp_path: Path
 ) -> None:
     config = sandbox / "clusters.yaml"
-    kraft_mode = _kraft(clusters.config_path, "plan", "--kafka", "source", "-o",
+    kraft_mode = _kraft(clusters.config_path, "plan", "--cluster", "source", "-o",
                         str(tmp_path / "p.yaml"))  # fmt: skip
     assert kraft_mode.returncode != 0
     assert "does not run in ZooKeeper mode" in kraft_mode.stderr
     assert kraft_mode.stderr.count("\n") == 1 and "Traceback" not in kraft_mode.stderr
 
     plan = _plan(config, tmp_path)
-    exists = _kraft(config, "plan", "--kafka", CLUSTER, "-o", str(plan))
+    exists = _kraft(config, "plan", "--cluster", CLUSTER, "-o", str(plan))
     assert exists.returncode != 0 and "exists; pass --force" in exists.stderr
     early = _kraft(config, "finalize", str(plan), "--yes")
     assert early.returncode != 0 and "every broker must be a KRaft broker first" in early.stderr
     (tmp_path / "bad.yaml").write_text("kafka: [")
     bad = _kraft(config, "migrate", str(tmp_path / "bad.yaml"))
     assert bad.returncode == 2 and "bad YAML at line 1" in bad.stderr
-    wrong = _kraft(config, "plan", "--kafka", CLUSTER, "--controllers", "3", "--controller",
+    wrong = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "3", "--controller",
                    "127.0.0.1:1", "-o", str(tmp_path / "q.yaml"))  # fmt: skip
     assert wrong.returncode == 2 and "--controller given 1 time(s)" in wrong.stderr
 
@@ -217,7 +217,7 @@ def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
         found = Znodes.read(load_plan(plan).zookeeper_connect)
         assert found.controller_id == 3000 and found.metadata_offset >= 0  # dual-write
 
-        reverted = _kraft(config, "revert", str(plan))
+        reverted = _kraft(config, "revert", str(plan), "--yes")
         assert reverted.returncode == 0, reverted.stderr
         assert "runs in ZooKeeper mode as before" in reverted.stderr
     _exactly_once(kafka, topic, traffic, group)
@@ -226,7 +226,7 @@ def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
     assert found.controller_id in (1, 2) and found.migration is None
     assert found.registered == (1, 2)
     assert load_state(sandbox).clusters[CLUSTER].controllers == ()  # deprovisioned
-    status = json.loads(_kraft(config, "status", "--kafka", CLUSTER, "--json").stdout)
+    status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
     assert status["phase"] == "reverted" and set(status["brokers"].values()) == {"zk"}
     with ClusterAdmin(kafka) as admin:
         assert snapshot.differences(before, snapshot.take(admin)) == []
@@ -254,18 +254,19 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
         if roll2.exit_code is None:  # else it finished within the random delay
             assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
         refused = _kraft(config, "finalize", str(plan), input_text="n\n")
-        assert refused.returncode != 0 and "POINT OF NO RETURN" in refused.stdout
+        assert refused.returncode == 0 and "POINT OF NO RETURN" in refused.stdout
+        assert "nothing changed" in refused.stderr
         finalized = _kraft(config, "finalize", str(plan), "--yes")
         assert finalized.returncode == 0, finalized.stderr
     _exactly_once(kafka, topic, traffic, group)
 
-    status = json.loads(_kraft(config, "status", "--kafka", CLUSTER, "--json").stdout)
+    status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
     assert status["phase"] == "finalized" and set(status["brokers"].values()) == {"kraft"}
     with ClusterAdmin(kafka) as admin:
         assert snapshot.differences(before, snapshot.take(admin)) == []
-    events = json.loads(_kraft(config, "history", "--kafka", CLUSTER, "--json").stdout)["events"]
+    events = json.loads(_kraft(config, "history", "--cluster", CLUSTER, "--json").stdout)["events"]
     assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
-    no_way_back = _kraft(config, "revert", str(plan))
+    no_way_back = _kraft(config, "revert", str(plan), "--yes")
     assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
     probed = [e["detail"] for e in events if e["step"] == "authorization unchanged"]
     assert len(probed) >= 5, "authorization probed after every phase and before finalizing"

@@ -47,7 +47,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
         assert up.code == 0, up.stderr
         yield load_state(directory.resolve())
     finally:
-        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--grace", "5")
+        run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes", "--grace", "5")
 
 
 def _kraft(state: SandboxState, *args: str) -> tuple[int, str]:
@@ -97,8 +97,8 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     with ClusterAdmin(admin_config) as admin:
         _grants(admin, topic, closed, group)
     plan = tmp_path / "kraft.yaml"
-    code, said = _kraft(sandbox, "plan", "--kafka", CLUSTER, "--controllers", "1", "-o", str(plan),
-                        "--probe-as", AS_CLIENT)  # fmt: skip
+    code, said = _kraft(sandbox, "plan", "--cluster", CLUSTER, "--controllers", "1",
+                        "-o", str(plan), "--probe-as", AS_CLIENT)  # fmt: skip
     assert code == 0, said
     text = plan.read_text()
     passwords = load_passwords(sandbox.directory, CLUSTER)
@@ -126,7 +126,7 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
         reader.done.set()
         reader.join(30)
 
-    events = json.loads(_kraft(sandbox, "history", "--kafka", CLUSTER, "--json")[1])["events"]
+    events = json.loads(_kraft(sandbox, "history", "--cluster", CLUSTER, "--json")[1])["events"]
     (baseline,) = [e["detail"] for e in events if e["step"] == "authorization"]
     asked = json.loads(baseline)["answers"]
     assert asked[f"User:{CLIENT_USER}: alter-config {topic}"].startswith("denied"), asked
@@ -136,7 +136,7 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     }  # fmt: skip
     assert _writes(client, topic) and not _writes(client, closed), "the ACLs decide as before"
     _tools_log_in(sandbox, passwords[ADMIN_USER], topic, tmp_path)
-    assert _kraft(sandbox, "status", "--kafka", CLUSTER)[0] == 0
+    assert _kraft(sandbox, "status", "--cluster", CLUSTER)[0] == 0
     cluster = load_state(sandbox.directory).clusters[CLUSTER]
     (node,) = cluster.controllers
     controller = controller_properties(sandbox.directory, cluster, node).read_text()

@@ -44,7 +44,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             (b.pid, directory / "c" / f"broker-{b.node_id}" / "server.properties")
             for b in state.clusters["c"].brokers
         ]
-        down = run_cli("sandbox", "down", "--dir", str(directory), "--purge")
+        down = run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes")
     assert down.code == 0, down.stderr
     assert len(started) == 4 and not any(is_ours(pid, props) for pid, props in started)
 

@@ -119,8 +119,8 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
     _guarded_topic(kafka, topic)
     plan_file = tmp_path / "move.yaml"
     planned = run_cli(
-        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o",
-        str(plan_file), config=str(config),
+        "zk", "plan", "--cluster", "legacy", "--source-ensemble", "old",
+        "--target-ensemble", "new", "-o", str(plan_file), config=str(config),
     )  # fmt: skip
     assert planned.code == 0, planned.stderr
     plan = load_plan(plan_file)
@@ -174,9 +174,9 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
 def _assert_recorded(config: Path) -> None:
     """The move is done; its history shows Kafka's tree compared znode by znode, and the
     killed runs' lock taken over."""
-    status = run_cli("zk", "status", "--kafka", "legacy", config=str(config))
+    status = run_cli("zk", "status", "--cluster", "legacy", config=str(config))
     assert "phase reached: done" in status.stdout, status.stdout + status.stderr
-    history = run_cli("zk", "history", "--kafka", "legacy", "--json", config=str(config))
+    history = run_cli("zk", "history", "--cluster", "legacy", "--json", config=str(config))
     events = json.loads(history.stdout)["events"]
     (checked,) = [e for e in events if e["phase"] == "check" and "identical" in e["step"]]
     assert "identical on servers 1 and 4" in checked["step"], checked
@@ -191,7 +191,7 @@ def _assert_recorded(config: Path) -> None:
 def _cleanup_removes_each_sides_leftovers(config: Path) -> None:
     """Kafka's stale copy goes from old, old's other client's copy from new."""
     settings = load_settings(config)
-    cleaned = run_cli("zk", "cleanup", "--kafka", "legacy", "--yes", "--json", config=str(config))
+    cleaned = run_cli("zk", "cleanup", "--cluster", "legacy", "--yes", "--json", config=str(config))
     assert cleaned.code == 0, cleaned.stderr
     assert json.loads(cleaned.stdout)["deleted"] == {"old": ["/kafka"], "new": ["/app"]}
     assert server_ids_and_root(settings.ensemble("old").connect)[1] == ["app", "zookeeper"]

@@ -29,8 +29,8 @@ def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(
 ) -> None:
     out = tmp_path / "move.yaml"
     result = run_cli(
-        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o", str(out),
-        "--json", config=str(zk_sandbox),
+        "zk", "plan", "--cluster", "legacy", "--source-ensemble", "old",
+        "--target-ensemble", "new", "-o", str(out), "--json", config=str(zk_sandbox),
     )  # fmt: skip
     assert result.code == 0, result.stderr
     shown = json.loads(result.stdout)
@@ -43,8 +43,8 @@ def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(
     assert plan.target_connect.endswith("/kafka")
     # Nothing changed: the target is still empty, the source unchanged.
     again = run_cli(
-        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o", str(out),
-        "--force", config=str(zk_sandbox),
+        "zk", "plan", "--cluster", "legacy", "--source-ensemble", "old",
+        "--target-ensemble", "new", "-o", str(out), "--force", config=str(zk_sandbox),
     )  # fmt: skip
     assert again.code == 0, again.stderr
     assert load_plan(out) == plan
@@ -53,9 +53,21 @@ def test_plan_checks_both_ensembles_and_writes_the_ordered_steps(
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (("--from", "new", "--to", "old"), 5, "target ensemble 'old' is not empty"),
-        (("--from", "old", "--to", "nowhere"), 2, "unknown ZooKeeper ensemble 'nowhere'"),
-        (("--from", "old", "--to", "new", "--chroot", "/other"), 5, "not the source ensemble"),
+        (
+            ("--source-ensemble", "new", "--target-ensemble", "old"),
+            5,
+            "target ensemble 'old' is not empty",
+        ),
+        (
+            ("--source-ensemble", "old", "--target-ensemble", "nowhere"),
+            2,
+            "unknown ZooKeeper ensemble 'nowhere'",
+        ),
+        (
+            ("--source-ensemble", "old", "--target-ensemble", "new", "--chroot", "/other"),
+            5,
+            "not the source ensemble",
+        ),
     ],
 )
 def test_refusals_are_one_line_and_write_nothing(
@@ -63,7 +75,7 @@ def test_refusals_are_one_line_and_write_nothing(
 ) -> None:
     out = tmp_path / "move.yaml"
     result = run_cli(
-        "zk", "plan", "--kafka", "legacy", *args, "-o", str(out), config=str(zk_sandbox)
+        "zk", "plan", "--cluster", "legacy", *args, "-o", str(out), config=str(zk_sandbox)
     )
     assert result.code == code, result.stderr
     lines = result.stderr.strip().splitlines()

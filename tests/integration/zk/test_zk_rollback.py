@@ -56,8 +56,8 @@ def _templates(sandbox: Path) -> list[str]:
 
 def _plan(config: Path, plan: Path) -> None:
     planned = run_cli(
-        "zk", "plan", "--kafka", "legacy", "--from", "old", "--to", "new", "-o", str(plan),
-        "--force", config=str(config),
+        "zk", "plan", "--cluster", "legacy", "--source-ensemble", "old",
+        "--target-ensemble", "new", "-o", str(plan), "--force", config=str(config),
     )  # fmt: skip
     assert planned.code == 0, planned.stderr
 
@@ -82,7 +82,7 @@ def test_a_move_through_templates_killed_in_the_switch_rolls_back_to_the_old_ens
         # killed once the first broker's restart command runs: the rollback restarts it
         restarting = KillPoint("running --restart-command to restart broker")
         kill_at_point(argv, log, restarting, timeout_s=180)
-        back = _migrate(config, plan, log, "--rollback", *templates)
+        back = _migrate(config, plan, log, "--rollback", "--yes", *templates)
         assert back.wait(300) == 0, log.read_text()[-3000:]
     finally:
         traffic.done.set()
@@ -106,7 +106,7 @@ def test_a_move_through_templates_killed_in_the_switch_rolls_back_to_the_old_ens
     again = run_cli("zk", "migrate", str(plan), config=str(config))
     assert again.code == 5, again.stderr
     assert "rolled back; write a new plan" in again.stderr
-    early = run_cli("zk", "cleanup", "--kafka", "legacy", "--yes", config=str(config))
+    early = run_cli("zk", "cleanup", "--cluster", "legacy", "--yes", config=str(config))
     assert early.code == 5 and "no finished ZooKeeper move" in early.stderr, early.stderr
 
 

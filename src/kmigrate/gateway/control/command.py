@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, KMigrateError
+from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.gateway.control import mover
 from kmigrate.gateway.control.aging import Audit
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.registry import Setup, setup_of
 from kmigrate.gateway.control.report import migrations_json
-from kmigrate.gateway.control.routes import RoutingTable
+from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.store import store_for
 from kmigrate.store.migrations import record_event
@@ -153,6 +153,19 @@ def offsets_home(settings: Settings, setup: Setup, topic: str, count: int) -> bo
             return False
         home.create_topic(topic, count)
         return True
+
+
+def route_of(setup: Setup, topic: str) -> TopicRoute:
+    """``topic``'s route, or NotFoundError when the table has none (what `gateway route
+    delete` shows before it asks)."""
+    registry = setup.registry()
+    try:
+        route = registry.read_routes().topics.get(topic)
+    finally:
+        registry.close()
+    if route is None:
+        raise NotFoundError(f"topic '{topic}' has no route in the gateway's routing table")
+    return route
 
 
 def unroute(setup: Setup, topic: str) -> RoutingTable:

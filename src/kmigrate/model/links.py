@@ -51,7 +51,7 @@ class StartPosition:
             return cls(text)
         if text.startswith("@") and text[1:].isdigit():
             return cls("timestamp", int(text[1:]))
-        raise ConfigError(f"--start '{text}' must be earliest, latest or @EPOCH_MS")
+        raise ConfigError(f"--from '{text}' must be earliest, latest or @EPOCH_MS")
 
     def __str__(self) -> str:
         return f"@{self.timestamp_ms}" if self.kind == "timestamp" else self.kind

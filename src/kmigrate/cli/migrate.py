@@ -69,7 +69,7 @@ def selection(regex: str | None, names: tuple[str, ...], kind: str) -> Selection
     """``--topics REGEX`` or (deprecated) positional names; checked before anything runs."""
     flag = f"--{kind}s"
     if names:
-        deprecated(f"{kind.upper()} arguments", f"{flag} REGEX")
+        deprecated(f"positional {kind.upper()}", f"{flag} REGEX")
         if regex is not None:
             raise click.UsageError(f"give {flag} REGEX or {kind} names, not both")
     elif regex is None:

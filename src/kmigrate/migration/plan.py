@@ -32,10 +32,23 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-], not "." or "..".
+TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
 class PlannedTopic(_Strict):
     name: str
     partitions: int = Field(gt=0)
     configs: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _kafka_name(cls, value: str) -> str:
+        if value in (".", "..") or not TOPIC_NAME.fullmatch(value):
+            raise ValueError(
+                "not a valid Kafka topic name: use 1-249 characters from a-z A-Z 0-9 . _ -"
+            )
+        return value
 
 
 class PlannedGroup(_Strict):

@@ -3,6 +3,7 @@ clusters.yaml as the CLI. --listen and --token-file are checked before anything 
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import sys
@@ -73,7 +74,9 @@ def command(
     )
     url = f"http://{listen}"
     if as_json:
-        render.print_json({"listening": url, "host": host, "port": port, "token": bool(token)})
+        # One line, flushed: a script reads it to learn where the server listens.
+        address = {"listening": url, "host": host, "port": port, "token": token is not None}
+        sys.stdout.write(json.dumps(address) + "\n")
         sys.stdout.flush()
     else:
         render.progress(

@@ -121,11 +121,6 @@ def test_unknown_names_are_refused(started: Migration) -> None:
         EXIT_NOT_FOUND,
         "no topic of migration",
     )
-    refused(  # the old positional spelling: still one name, checked by the step
-        started.cli("migrate", "promote", "no-such-topic"),
-        EXIT_NOT_FOUND,
-        "topic no-such-topic is not in migration",
-    )
     refused(
         started.cli("migrate", "status", "--migration", "nope"),
         EXIT_NOT_FOUND,

@@ -256,7 +256,7 @@ def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
     refused(5, "made for cluster id SomeOtherClusterId0000", "reassign", "apply", str(foreign))
     broken = tmp_path / "broken.json"
     broken.write_text('{"version": 1, "partitions": [{"topic": "x"}]}')
-    refused(2, "is not a reassignment file", "reassign", "apply", str(broken))
+    refused(2, "broken.json: partitions[0] has no 'partition'", "reassign", "apply", str(broken))
     before = replicas_of(sandbox, topic)
 
     # A second reassignment while one is under way.

@@ -277,6 +277,9 @@ STORE_CASES = [
          says="cluster 'source' has no reassignment under way"),
     case("reassign", "apply", "moves.json", "--resume", exit=4,
          says="no reassignment under way to resume", files=MOVES),
+    # good input, clusters down: exit 3, and reading (checking) leaves no store behind
+    case("plan", "check", "plan.yaml", exit=3, says="cannot reach cluster 'source'",
+         files=PLAN_FILE),
 ]  # fmt: skip
 
 

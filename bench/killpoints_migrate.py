@@ -47,8 +47,10 @@ def migrate_setup(directory: Path) -> Setup:
     body = yaml.safe_load(plan.read_text())
     plan.write_text(yaml.safe_dump({**body, "quiet_period_s": 2.0}, sort_keys=False))
     start = kmigrate(config, "migrate", "start", str(plan))
-    consumers = kmigrate(config, "migrate", "consumers", MOVED, "--migration", NAME)
-    promote = kmigrate(config, "migrate", "promote", TOPIC, "--migration", NAME)
+    consumers = kmigrate(
+        config, "migrate", "consumers", "--groups", MOVED, "--wait", "--migration", NAME
+    )
+    promote = kmigrate(config, "migrate", "promote", "--topics", TOPIC, "--migration", NAME)
 
     def in_sync() -> None:
         deadline = time.monotonic() + 300

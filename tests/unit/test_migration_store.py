@@ -82,7 +82,9 @@ def test_a_step_left_pending_refuses_other_steps_and_resumes_its_own(store: Stor
         raise RuntimeError("killed mid-step")
     (item,) = items_of(store, "m1", "topic")
     assert item.pending == "promote"
-    with pytest.raises(ConflictError, match=r"interrupted `promote`.*kmigrate migrate promote t"):
+    with pytest.raises(
+        ConflictError, match=r"interrupted `promote`.*kmigrate migrate promote --topics 't'"
+    ):
         Step(m, "rollback", "topic", ["t"], lambda _m: None)
     again = Step(m, "promote", "topic", ["t"], lambda _m: None)
     assert again.resuming == ["t"]

@@ -9,12 +9,23 @@ from rich.live import Live
 
 from kmigrate.cli import render
 from kmigrate.cli.migration_view import status_view
+from kmigrate.cli.options import json_option
 from kmigrate.cli.verify import show_report
 from kmigrate.config import sandbox_dir
 from kmigrate.demo.scenario import DemoResult, Screen, run_demo
 from kmigrate.errors import KMigrateError
 from kmigrate.migration.observe import Snapshot
 from kmigrate.verify.report import VerifyReport
+
+
+class LogScreen(Screen):
+    """With --json: step lines on stderr; stdout keeps the one JSON result."""
+
+    def step(self, text: str) -> None:
+        render.progress(text)
+
+    def progress(self, text: str) -> None:
+        render.progress(f"  {text}")
 
 
 class LiveScreen(Screen):
@@ -56,17 +67,44 @@ class LiveScreen(Screen):
     is_flag=True,
     help="The producer and the group use the kmigrate gateway: the producer never stops.",
 )
-def command(directory: Path | None, rate: float, via_gateway: bool) -> None:
+@json_option
+def command(directory: Path | None, rate: float, via_gateway: bool, as_json: bool) -> None:
     """Migrate a live topic and its consumer group between two local clusters, consumers
     first, through promote and retire, while a producer and a consumer keep running."""
-    screen = LiveScreen()
-    with screen.live:
-        result = run_demo(directory or sandbox_dir(), screen, rate=rate, via_gateway=via_gateway)
-    render.out.print()
-    _summary(result)
+    where = directory or sandbox_dir()
+    if as_json:
+        result = run_demo(where, LogScreen(), rate=rate, via_gateway=via_gateway)
+        render.print_json(_as_json(result))
+    else:
+        screen = LiveScreen()
+        with screen.live:
+            result = run_demo(where, screen, rate=rate, via_gateway=via_gateway)
+        render.out.print()
+        _summary(result)
     failed = result.failed_sends > 0
     if failed or not result.exactly_once or (result.verify is not None and not result.verify.ok):
         raise KMigrateError("the demo's migration was not exact; see above")
+
+
+def _as_json(r: DemoResult) -> dict[str, object]:
+    return {
+        "migration": r.migration,
+        "topic": r.topic,
+        "group": r.group,
+        "plan": str(r.plan_path),
+        "via_gateway": r.via_gateway,
+        "produced": r.produced,
+        "failed_sends": r.failed_sends,
+        "consumed": r.consumed,
+        "consumed_on": r.consumed_on,
+        "consumed_twice": len(r.duplicates),
+        "never_consumed": len(r.missing),
+        "producer_pause_s": round(r.producer_pause_s, 3),
+        "verified": r.verify is not None and r.verify.ok,
+        "exactly_once": r.exactly_once,
+        "seconds": round(r.seconds, 1),
+        "config": str(r.settings.path) if r.settings.path else None,
+    }
 
 
 def _summary(r: DemoResult) -> None:

@@ -1,9 +1,15 @@
-"""`kmigrate migrate start | consumers | promote | retire | rollback | status | history`."""
+"""`kmigrate migrate start | consumers | promote | retire | rollback | status | history`.
+
+Steps name their topics with `--topics REGEX` and their groups with `--groups REGEX`,
+matched against the migration's plan (the old positional names still work for one
+release). Retire and rollback show what they would delete and go ahead only with --yes
+(or a "y" on a terminal)."""
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -13,9 +19,20 @@ from rich.live import Live
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, cluster_admins, pass_app
 from kmigrate.cli.migration_view import history_rows, status_view
-from kmigrate.cli.options import json_option
+from kmigrate.cli.options import (
+    Duration,
+    confirm,
+    confirm_options,
+    deprecated,
+    duration_option,
+    groups_option,
+    json_option,
+    timeout_option,
+    topics_option,
+)
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.verify import show_report
+from kmigrate.errors import NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
 from kmigrate.migration.observe import observe
@@ -24,14 +41,56 @@ from kmigrate.migration.promote import promote_topics
 from kmigrate.migration.report import start_json, status_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
-from kmigrate.migration.session import Migration, load_migration, locked
+from kmigrate.migration.session import Migration, find_migration, load_migration, locked
 from kmigrate.migration.start import start_migration
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
 
 migration_option = click.option(
-    "--migration", "name", metavar="NAME", help="Which migration (default: the only one)."
+    "--migration", "name", metavar="MIGRATION", help="Which migration (default: the only one)."
 )
+
+
+class OldNames(click.Argument):
+    """The old positional TOPIC.../GROUP... names: accepted for one release, not shown."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
+def old_names(dest: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
+    return click.argument(dest, nargs=-1, cls=OldNames)
+
+
+Selection = tuple[str | None, tuple[str, ...]]
+
+
+def selection(regex: str | None, names: tuple[str, ...], kind: str) -> Selection:
+    """``--topics REGEX`` or (deprecated) positional names; checked before anything runs."""
+    flag = f"--{kind}s"
+    if names:
+        deprecated(f"positional {kind.upper()}", f"{flag} REGEX")
+        if regex is not None:
+            raise click.UsageError(f"give {flag} REGEX or {kind} names, not both")
+    elif regex is None:
+        raise click.UsageError(f"Missing option '{flag}'.")
+    return regex, names
+
+
+def chosen(m: Migration, kind: str, picked: Selection) -> list[str]:
+    """The migration's topics (or groups) the selection names."""
+    regex, names = picked
+    if names:
+        return list(names)  # each checked by the step: unknown ones are named there
+    assert regex is not None
+    known = m.plan.topic_names() if kind == "topic" else [g.name for g in m.plan.groups]
+    found = [n for n in known if re.fullmatch(regex, n)]
+    if not found:
+        raise NotFoundError(
+            f"no {kind} of migration '{m.name}' matches '{regex}' "
+            f"(its {kind}s: {', '.join(known) or 'none'})"
+        )
+    return found
 
 
 @click.group("migrate")
@@ -84,24 +143,41 @@ def start(app: AppContext, plan_file: Path, as_json: bool) -> None:
 
 
 @group.command("consumers")
-@click.argument("groups", nargs=-1, required=True)
+@groups_option(help="The stopped groups to move: a regex matched against the plan's groups.")
+@old_names("old_groups")
 @migration_option
 @click.option(
     "--wait",
-    "wait_s",
-    type=float,
-    default=300.0,
-    show_default=True,
-    help="Seconds to wait for the mirror to reach the groups' positions.",
+    "wait",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="",
+    help="Wait (up to --timeout) for the mirror to reach the groups' positions; "
+    "without it, a group the mirror has not reached yet is refused.",
 )
+@timeout_option("5m", "How long --wait waits for the mirror.")
 @json_option
 @pass_app
 def consumers(
-    app: AppContext, groups: tuple[str, ...], name: str | None, wait_s: float, as_json: bool
+    app: AppContext,
+    groups: str | None,
+    old_groups: tuple[str, ...],
+    name: str | None,
+    wait: str | None,
+    timeout: float,
+    as_json: bool,
 ) -> None:
-    """Move stopped consumer GROUPS to the target at their exactly translated offsets."""
+    """Move stopped consumer groups to the target at their exactly translated offsets."""
+    picked = selection(groups, old_groups, "group")
+    if wait:  # the old `--wait SECONDS`
+        deprecated("--wait SECONDS", "--wait --timeout DURATION")
+        timeout = Duration().convert(wait, None, click.get_current_context())
+    wait_s = timeout if wait is not None else None
     with _session(app, name, "consumers") as (m, source, target):
-        outcomes = move_consumers(m, list(groups), source, target, render.progress, wait_s=wait_s)
+        outcomes = move_consumers(
+            m, chosen(m, "group", picked), source, target, render.progress, wait_s=wait_s
+        )
     if as_json:
         render.print_json({"migration": m.name, "groups": outcomes})
         return
@@ -111,25 +187,34 @@ def consumers(
 
 
 @group.command("promote")
-@click.argument("topics", nargs=-1, required=True)
+@topics_option(help="Topics to promote: a regex matched against the plan's topics.")
+@old_names("old_topics")
 @migration_option
-@click.option("--quiet-period", type=click.FloatRange(0), help="Seconds (default: the plan's).")
-@click.option("--timeout", type=float, default=300.0, show_default=True)
+@duration_option(
+    "--quiet-period",
+    "quiet_period",
+    default=None,
+    help="How long no producer may write before promote (default: the plan's).",
+)
+@timeout_option("5m", "How long to wait for the lag to reach 0.")
 @json_option
 @pass_app
 def promote(
     app: AppContext,
-    topics: tuple[str, ...],
+    topics: str | None,
+    old_topics: tuple[str, ...],
     name: str | None,
     quiet_period: float | None,
     timeout: float,
     as_json: bool,
 ) -> None:
-    """Stop mirroring TOPICS (producers stopped, lag 0) and make the target copies writable."""
+    """Stop mirroring the topics (producers stopped, lag 0) and make the target copies
+    writable."""
+    picked = selection(topics, old_topics, "topic")
     with _session(app, name, "promote") as (m, source, target):
         result = promote_topics(
             m,
-            list(topics),
+            chosen(m, "topic", picked),
             source,
             target,
             render.progress,
@@ -151,31 +236,48 @@ def promote(
 
 
 @group.command("retire")
-@click.argument("topics", nargs=-1, required=True)
+@topics_option(help="Topics to retire: a regex matched against the plan's topics.")
+@old_names("old_topics")
 @migration_option
-@click.option("--apply", is_flag=True, help="Delete the source topics (default: check only).")
 @click.option("--keep-source", is_flag=True, help="Mark DONE but keep the source topics.")
+@confirm_options
 @json_option
 @pass_app
 def retire(
     app: AppContext,
-    topics: tuple[str, ...],
+    topics: str | None,
+    old_topics: tuple[str, ...],
     name: str | None,
-    apply: bool,
     keep_source: bool,
+    dry_run: bool,
+    yes: bool,
     as_json: bool,
 ) -> None:
-    """Verify TOPICS record by record, then (with --apply) delete them on the source: DONE."""
+    """Verify the topics record by record, show what retiring them deletes on the source,
+    then (with --yes, or a "y" on a terminal) delete them there: DONE."""
+    picked = selection(topics, old_topics, "topic")
     with _session(app, name, "retire") as (m, source, target):
+
+        def go(todo: list[str]) -> bool:
+            action = (
+                f"mark {', '.join(todo)} DONE, keeping the source topics"
+                if keep_source
+                else f"delete {', '.join(todo)} on source '{m.plan.source}'"
+            )
+            if not as_json:
+                render.out.print(f"verify passed; this would {action}", soft_wrap=True)
+            return confirm(action, dry_run=dry_run, yes=yes)
+
         result = retire_topics(
             m,
-            list(topics),
+            chosen(m, "topic", picked),
             source,
             target,
             render.progress,
-            apply=apply,
+            apply=True,
             keep_source=keep_source,
             on_verify=(lambda _r: None) if as_json else show_report,
+            go=go,
         )
     if as_json:
         render.print_json(
@@ -184,35 +286,72 @@ def retire(
                 "topics": result.topics,
                 "applied": result.applied,
                 "deleted_on_source": result.deleted,
+                "would_delete_on_source": [] if keep_source or result.applied else result.topics,
                 "verified": None if result.verify is None else result.verify.ok,
             }
         )
         return
-    if not result.applied:
+    if result.applied:
         render.out.print(
-            f"verify passed; would delete {', '.join(result.topics) or 'nothing'} on source "
-            f"'{m.plan.source}'. Run again with --apply (or --apply --keep-source)"
+            f"retired {', '.join(result.topics)}: DONE"
+            + (f"; deleted on '{m.plan.source}'" if result.deleted else "")
         )
-        return
-    render.out.print(
-        f"retired {', '.join(result.topics)}: DONE"
-        + (f"; deleted on '{m.plan.source}'" if result.deleted else "")
-    )
+    elif not result.topics:
+        render.out.print("nothing to retire: every topic named is DONE")
 
 
 @group.command("rollback")
-@click.argument("topics", nargs=-1, required=True)
+@topics_option(help="Topics to roll back: a regex matched against the plan's topics.")
+@old_names("old_topics")
 @migration_option
+@confirm_options
+@json_option
 @pass_app
-def rollback(app: AppContext, topics: tuple[str, ...], name: str | None) -> None:
-    """Before promote: stop mirroring TOPICS, move groups that moved back to the source
-    (exactly), delete the target copies and forget their maps."""
+def rollback(
+    app: AppContext,
+    topics: str | None,
+    old_topics: tuple[str, ...],
+    name: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Before promote: stop mirroring the topics, move groups that moved back to the
+    source (exactly), delete the target copies and forget their maps. Shows what it
+    would do first; goes ahead with --yes (or a "y" on a terminal)."""
+    picked = selection(topics, old_topics, "topic")
+    shown: dict[str, list[str]] = {}
     with _session(app, name, "rollback") as (m, source, target):
-        done = rollback_topics(m, list(topics), source, target, render.progress)
-    render.out.print(
-        f"rolled back {', '.join(done) or 'nothing'}: PLANNED again; "
-        "`kmigrate migrate start PLAN` mirrors them from the beginning"
-    )
+
+        def go(todo: list[str], groups: list[str]) -> bool:
+            shown.update(topics=todo, groups=groups)
+            action = f"delete {', '.join(todo)} on target '{m.plan.target}'" + (
+                f" and move group(s) {', '.join(groups)} back to source '{m.plan.source}'"
+                if groups
+                else ""
+            )
+            if not as_json:
+                render.out.print(f"this would {action}", soft_wrap=True)
+            return confirm(action, dry_run=dry_run, yes=yes)
+
+        done = rollback_topics(
+            m, chosen(m, "topic", picked), source, target, render.progress, go=go
+        )
+    if as_json:
+        render.print_json(
+            {
+                "migration": m.name,
+                "rolled_back": done,
+                "would_roll_back": [] if done else shown.get("topics", []),
+                "groups_moved_back": shown.get("groups", []) if done else [],
+            }
+        )
+        return
+    if done or not shown:
+        render.out.print(
+            f"rolled back {', '.join(done) or 'nothing'}: PLANNED again; "
+            "`kmigrate migrate start PLAN` mirrors them from the beginning"
+        )
 
 
 @group.command("status")
@@ -222,7 +361,10 @@ def rollback(app: AppContext, topics: tuple[str, ...], name: str | None) -> None
 @pass_app
 def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> None:
     """Per topic: state, lag, records/s, time to in-sync; per group: state and position;
-    and the next allowed step."""
+    and the next allowed step. No migration yet: says so (exit 0)."""
+    if name is None and find_migration(store_for(app.settings), None) is None:
+        _nothing_yet(as_json, {"migration": None, "topics": [], "groups": []})
+        return
     with _session(app, name, None) as (m, source, target):
         if as_json:
             render.print_json(status_json(observe(m, source, target)))
@@ -250,9 +392,19 @@ def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> Non
 def history(app: AppContext, name: str | None, last: int | None, as_json: bool) -> None:
     """The audit log: every step, when, by whom, and how it ended."""
     store = store_for(app.settings)
+    if name is None and find_migration(store, None) is None:
+        _nothing_yet(as_json, {"migration": None, "events": []})
+        return
     m = load_migration(store, app.settings, name)
     events = events_of(store, m.name, last)
     if as_json:
         render.print_json({"migration": m.name, "events": events})
         return
     render.table(None, ("time", "actor", "step", "on", "outcome", "detail"), history_rows(events))
+
+
+def _nothing_yet(as_json: bool, empty: dict[str, object]) -> None:
+    if as_json:
+        render.print_json(empty)
+        return
+    render.out.print("no migration yet; start one with `kmigrate migrate start plan.yaml`")

@@ -1,4 +1,7 @@
-"""`kmigrate plan new | check`: write the migration plan, and check it against both clusters."""
+"""`kmigrate plan new | check`: write the migration plan, and check it against both clusters.
+
+Both check every flag and file (clusters named, regexes, the plan, where it is written)
+before contacting a cluster; `plan check` changes nothing."""
 
 from __future__ import annotations
 
@@ -8,13 +11,15 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
-from kmigrate.cli.options import json_option
+from kmigrate.cli.options import groups_option, json_option, topics_option
+from kmigrate.cli.plan_output import writable
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan
 from kmigrate.migration.plan import load_plan
 from kmigrate.migration.planner import new_plan
+from kmigrate.model.links import check_link_name
 from kmigrate.model.migrations import SwitchOrder
 from kmigrate.store import store_for
 
@@ -27,8 +32,8 @@ def group() -> None:
 @group.command("new")
 @click.option("--source", required=True, metavar="CLUSTER", help="Cluster to move from.")
 @click.option("--target", required=True, metavar="CLUSTER", help="Cluster to move to.")
-@click.option("--topics", required=True, metavar="REGEX", help="Topics (whole-name regex).")
-@click.option("--groups", metavar="REGEX", help="Consumer groups to move (whole-name regex).")
+@topics_option(help="Topics: a regex that must match the whole name.", required=True)
+@groups_option(help="Consumer groups to move: a regex that must match the whole id.")
 @click.option(
     "--order",
     type=click.Choice([o.value for o in SwitchOrder]),
@@ -36,7 +41,9 @@ def group() -> None:
     show_default=True,
     help="Which side switches to the target first.",
 )
-@click.option("--name", metavar="NAME", help="Migration (and link) name; default SOURCE-to-TARGET.")
+@click.option(
+    "--name", metavar="MIGRATION", help="Migration (and link) name; default SOURCE-to-TARGET."
+)
 @plan_output_options
 @click.option(
     "--via-gateway",
@@ -44,6 +51,7 @@ def group() -> None:
     help="Clients use the kmigrate gateway (group home: the target): producers never stop; "
     "promote fences writes at the gateway.",
 )
+@json_option
 @pass_app
 def new(
     app: AppContext,
@@ -56,12 +64,16 @@ def new(
     output: Path,
     force: bool,
     via_gateway: bool,
+    as_json: bool,
 ) -> None:
     """Write an editable plan: topics with partitions and configs, groups with members and
     lag now, the switch order, and the ACLs to copy."""
-    app.cluster(target)
-    if output.exists() and not force:
-        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    app.cluster(source), app.cluster(target)
+    if source == target:
+        raise ConfigError("--source and --target are the same cluster")
+    if name is not None:
+        check_link_name(name)
+    writable(output, force)
     if via_gateway:
         if SwitchOrder(order) is not SwitchOrder.CONSUMERS_FIRST:
             raise ConfigError("--via-gateway migrations switch consumers first; drop --order")
@@ -77,6 +89,17 @@ def new(
         )
     plan = plan.model_copy(update={"via_gateway": via_gateway})
     output.write_text(plan.to_yaml(str(output)))
+    if as_json:
+        render.print_json(
+            {
+                "plan": str(output),
+                "migration": plan.name,
+                "topics": len(plan.topics),
+                "groups": len(plan.groups),
+                "acls": len(plan.acls),
+            }
+        )
+        return
     render.out.print(
         f"wrote {output}: {len(plan.topics)} topic(s), {len(plan.groups)} group(s), "
         f"{len(plan.acls)} ACL(s) to copy; review it, then: kmigrate plan check {output}",
@@ -101,6 +124,7 @@ def check(
 ) -> None:
     """List every problem the plan would hit, before anything runs (exit 5 if any)."""
     plan = load_plan(plan_file)
+    app.cluster(plan.source), app.cluster(plan.target)
     store = store_for(app.settings)
     with (
         ClusterAdmin(app.cluster(plan.source)) as s,

@@ -1,5 +1,9 @@
 """`kmigrate reassign plan | apply | status | cancel` and `kmigrate brokers list | add |
-drain | elect`: moving replicas between brokers."""
+drain | elect`: moving replicas between brokers.
+
+Every flag and file (broker ids, --throttle, --max-moves, the plan) is checked before a
+cluster is contacted; `reassign cancel`, `brokers add` and `brokers drain` show what they
+would change and go ahead only with --yes (or a "y" on a terminal)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, int_list, pass_app, plan_output_options
-from kmigrate.cli.options import json_option
+from kmigrate.cli.options import confirm, confirm_options, json_option, topics_option
+from kmigrate.cli.plan_output import writable
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -24,12 +29,20 @@ from kmigrate.reassign.throttles import parse_rate
 from kmigrate.store import reassignments as stored
 from kmigrate.store import store_for
 
-cluster_option = click.option("--cluster", "cluster_name", required=True, metavar="CLUSTER")
-topics_option = click.option("--topics", metavar="REGEX", help="Only topics matching this.")
+cluster_option = click.option(
+    "--cluster", "cluster_name", required=True, metavar="CLUSTER", help="Cluster name."
+)
+only_topics = topics_option(help="Only topics matching this regex (whole name).")
 
 
 def _ids(value: str | None, option: str) -> tuple[int, ...]:
-    return tuple(int_list(value, option)) if value else ()
+    """Broker ids such as ``4,5``: numbers, 0 or more, at least one."""
+    if value is None:
+        return ()
+    ids = int_list(value, option)
+    if not ids or any(i < 0 for i in ids):
+        raise ConfigError(f"{option} {value}: give broker ids like 4,5 (numbers, 0 or more)")
+    return tuple(ids)
 
 
 # ---------------------------------------------------------------- reassign
@@ -52,7 +65,7 @@ def group() -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="A kafka-reassign-partitions JSON file.",
 )
-@topics_option
+@only_topics
 @plan_output_options
 @json_option
 @pass_app
@@ -89,8 +102,7 @@ def plan(
             "give exactly one goal: --add-brokers, --drain, --rebalance, --replication-factor, "
             "--fix-offline or --from-file"
         )
-    if output.exists() and not force:
-        raise ConflictError(f"{output} exists; pass --force to overwrite it")
+    writable(output, force)
     cluster = app.settings.cluster(cluster_name)
     result = _plan(cluster, goals[0])
     output.write_text(plan_file.to_json(result, cluster_name))
@@ -152,6 +164,7 @@ def _spread_table(before: Spread, after: Spread) -> None:
               help="Partitions in flight at once (with --wait).")  # fmt: skip
 @click.option("--wait", is_flag=True, help="Follow it to the end (progress, leaders, throttles).")
 @click.option("--resume", is_flag=True, help="Continue the cluster's reassignment under way.")
+@json_option
 @pass_app
 def apply(
     app: AppContext,
@@ -161,45 +174,69 @@ def apply(
     max_moves: int,
     wait: bool,
     resume: bool,
+    as_json: bool,
 ) -> None:
     """Submit the plan through KIP-455 with throttles on the moving replicas only."""
-    mine, moves = plan_file.load(plan_path)
-    if not moves:
+    done = apply_plan(app, plan_path, cluster_name, parse_rate(throttle), max_moves, wait, resume)
+    if as_json:
+        render.print_json(done)
+    elif done["state"] == "nothing-to-move":
         render.out.print(f"{plan_path} moves nothing: the goal was already met")
-        return
+    elif done["state"] == "submitted":
+        render.out.print(
+            f"submitted; follow with `kmigrate reassign status --cluster {done['cluster']}` "
+            "(it removes the throttles once every partition moved)"
+        )
+
+
+def apply_plan(
+    app: AppContext,
+    plan_path: Path,
+    cluster_name: str | None,
+    throttle: int | None,
+    max_moves: int,
+    wait: bool,
+    resume: bool,
+) -> dict[str, object]:
+    """Check the plan file, its cluster and the store, then submit (and with ``wait``
+    follow) it; ``throttle`` None: measured."""
+    mine, moves = plan_file.load(plan_path)
     name = cluster_name or mine.get("cluster")
     if not name:
         raise ConfigError(f"{plan_path} names no cluster; pass --cluster")
     cluster = app.settings.cluster(name)
+    answer: dict[str, object] = {"cluster": name, "plan": str(plan_path), "partitions": len(moves)}
+    if not moves:
+        return answer | {"state": "nothing-to-move"}
     store = store_for(app.settings)
     text = plan_path.read_text()
+    found = stored.current(store, name)
+    if resume:
+        if found is None or found.state != "running":
+            raise NotFoundError(f"cluster '{name}' has no reassignment under way to resume")
+        if found.plan_json != text:
+            raise ConflictError("the reassignment under way was started from another plan file")
     with (
         ClusterAdmin(cluster) as admin,
         Reassignments(cluster) as kafka,
         render.StatusLine() as line,
     ):
         run = execute.Run(name, admin, kafka, store, moves, render.progress, line.update)
-        found = stored.current(store, name)
         if resume:
-            if found is None or found.state != "running":
-                raise NotFoundError(f"cluster '{name}' has no reassignment under way to resume")
-            if found.plan_json != text:
-                raise ConflictError("the reassignment under way was started from another plan file")
+            assert found is not None
             rate, max_moves = found.rate, found.max_moves
         else:
             execute.check_plan(run, mine.get("cluster_id"))
-            chosen = parse_rate(throttle)
-            rate = chosen if chosen is not None else execute.measured_rate(run)
+            rate = throttle if throttle is not None else execute.measured_rate(run)
             stored.begin(
                 store, name, text, [(m.topic, m.partition) for m in moves], rate, max_moves
             )
             render.progress(f"throttle {rate / 2**20:.1f} MiB/s per broker for the moving replicas")
         finished = execute.drive(run, max_moves, rate, wait)
-    if not finished:
-        render.out.print(
-            f"submitted; follow with `kmigrate reassign status --cluster {name}` (it removes "
-            "the throttles once every partition moved)"
-        )
+    return answer | {
+        "state": "finished" if finished else "submitted",
+        "throttle_bytes_per_s": rate,
+    }
 
 
 @group.command("status")
@@ -208,13 +245,17 @@ def apply(
 @pass_app
 def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Where the cluster's reassignment stands; a finished one is concluded here
-    (leaders elected, throttles removed)."""
+    (leaders elected, throttles removed). None yet: says so (exit 0)."""
+    cluster = app.settings.cluster(cluster_name)
     store = store_for(app.settings)
     found = stored.current(store, cluster_name)
     if found is None:
-        raise NotFoundError(f"cluster '{cluster_name}' has no reassignment applied by kmigrate")
+        if as_json:
+            render.print_json({"cluster": cluster_name, "state": None, "partitions": {}})
+        else:
+            render.out.print(f"cluster {cluster_name}: no reassignment applied by kmigrate yet")
+        return
     if found.state == "running":
-        cluster = app.settings.cluster(cluster_name)
         _, moves = plan_file.load_text(found.plan_json)
         with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
             run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
@@ -233,18 +274,35 @@ def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
 
 @group.command("cancel")
 @cluster_option
+@confirm_options
+@json_option
 @pass_app
-def cancel(app: AppContext, cluster_name: str) -> None:
-    """Cancel the partitions still moving (KIP-455) and remove the throttles."""
+def cancel(app: AppContext, cluster_name: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Cancel the partitions still moving (KIP-455) and remove the throttles: shows what
+    it would cancel, goes ahead with --yes (or a "y" on a terminal)."""
+    cluster = app.settings.cluster(cluster_name)
     store = store_for(app.settings)
     found = stored.current(store, cluster_name)
     if found is None or found.state != "running":
         raise NotFoundError(f"cluster '{cluster_name}' has no reassignment under way")
-    cluster = app.settings.cluster(cluster_name)
+    moving = sorted(k for k, s in stored.states(store, cluster_name).items() if s == "moving")
+    action = (
+        f"cancel the reassignment of cluster '{cluster_name}' ({len(moving)} partition(s) "
+        "moving now; the rest are not submitted) and remove its throttles"
+    )
+    if not as_json:
+        render.out.print(f"this would {action}", soft_wrap=True)
+    if not confirm(action, dry_run=dry_run, yes=yes):
+        if as_json:
+            render.print_json({"cluster": cluster_name, "cancelled": [], "would_cancel": moving})
+        return
     _, moves = plan_file.load_text(found.plan_json)
     with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
         run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
         cancelled = execute.cancel(run)
+    if as_json:
+        render.print_json({"cluster": cluster_name, "cancelled": cancelled, "would_cancel": []})
+        return
     render.out.print(f"cancelled {len(cancelled)} moving partition(s); throttles removed")
 
 
@@ -326,23 +384,33 @@ class BrokerRow:
 
 
 def _plan_and_apply(
-    app: AppContext, cluster_name: str, goal: Goal, yes: bool, throttle: str
+    app: AppContext, cluster_name: str, goal: Goal, throttle: int | None, flags: Confirm
 ) -> None:
     cluster = app.settings.cluster(cluster_name)
     result = _plan(cluster, goal)
-    _print_summary(result, goal.describe())
-    if not result.moves:
-        render.out.print("nothing to move")
+    answer: dict[str, object] = {"cluster": cluster_name, "goal": goal.describe()}
+    answer |= plan_file.summary(result)
+    if not flags.as_json:
+        _print_summary(result, goal.describe())
+    action = f"move {len(result.moves)} partition(s) of cluster '{cluster_name}'"
+    if not result.moves or not confirm(action, dry_run=flags.dry_run, yes=flags.yes):
+        if flags.as_json:
+            render.print_json(answer | {"applied": None})
         return
-    if not yes and not click.confirm("apply this plan now?", default=False):
-        raise click.exceptions.Abort()
     folder = app.settings.path.parent if app.settings.path else Path.cwd()
     path = folder / f"reassign-{cluster_name}.json"
     path.write_text(plan_file.to_json(result, cluster_name))
     render.progress(f"plan saved as {path} (for `reassign apply --resume`)")
-    ctx = click.get_current_context()
-    ctx.invoke(apply, plan_path=path, cluster_name=cluster_name, throttle=throttle,
-               max_moves=10, wait=True, resume=False)  # fmt: skip
+    applied = apply_plan(app, path, cluster_name, throttle, 10, wait=True, resume=False)
+    if flags.as_json:
+        render.print_json(answer | {"applied": applied})
+
+
+@dataclass(frozen=True)
+class Confirm:
+    dry_run: bool
+    yes: bool
+    as_json: bool
 
 
 def _plan_and_apply_command(name: str, kind: str, doc: str) -> None:
@@ -351,31 +419,55 @@ def _plan_and_apply_command(name: str, kind: str, doc: str) -> None:
     @brokers_group.command(name, help=doc)
     @click.argument("ids")
     @cluster_option
-    @click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto")
-    @click.option("--yes", is_flag=True, help="Apply without asking.")
+    @click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto",
+                  help="Replication rate per broker, e.g. 50MB; auto: measured.")  # fmt: skip
+    @confirm_options
+    @json_option
     @pass_app
-    def command(app: AppContext, ids: str, cluster_name: str, throttle: str, yes: bool) -> None:
-        _plan_and_apply(app, cluster_name, Goal(kind, brokers=_ids(ids, "IDS")), yes, throttle)
+    def command(
+        app: AppContext,
+        ids: str,
+        cluster_name: str,
+        throttle: str,
+        dry_run: bool,
+        yes: bool,
+        as_json: bool,
+    ) -> None:
+        goal = Goal(kind, brokers=_ids(ids, "IDS"))
+        rate = parse_rate(throttle)
+        _plan_and_apply(app, cluster_name, goal, rate, Confirm(dry_run, yes, as_json))
 
 
 _plan_and_apply_command(
-    "drain", "drain", "Move every replica off the brokers IDS (plan, confirm, apply, wait)."
+    "drain",
+    "drain",
+    "Move every replica off the brokers IDS (e.g. 2,3): plan, show it, then with --yes "
+    '(or a "y" on a terminal) apply it and wait.',
 )
 _plan_and_apply_command(
-    "add", "add", "Spread replicas onto the new brokers IDS (plan, confirm, apply, wait)."
+    "add",
+    "add",
+    "Spread replicas onto the new brokers IDS (e.g. 4,5): plan, show it, then with --yes "
+    '(or a "y" on a terminal) apply it and wait.',
 )
 
 
 @brokers_group.command("elect")
 @cluster_option
 @click.option("--preferred", is_flag=True, required=True, help="Preferred leader election.")
-@topics_option
+@only_topics
+@json_option
 @pass_app
-def brokers_elect(app: AppContext, cluster_name: str, preferred: bool, topics: str | None) -> None:
+def brokers_elect(
+    app: AppContext, cluster_name: str, preferred: bool, topics: str | None, as_json: bool
+) -> None:
     """Move leadership back to each partition's preferred (first) replica."""
     cluster = app.settings.cluster(cluster_name)
     with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
         model = read_cluster(admin, kafka, include_internal=bool(topics))
         keys = [p.key for p in partitions_matching(model, topics)]
         kafka.elect_preferred(keys)
+    if as_json:
+        render.print_json({"cluster": cluster_name, "partitions": len(keys)})
+        return
     render.out.print(f"asked for the preferred leader of {len(keys)} partition(s)")

@@ -156,7 +156,7 @@ class _Demo:
             m = load_migration(store, self.settings, self.name)
             with _live(m, screen):
                 promote_s = self._cutover(m)
-            screen.step(f"$ kmigrate migrate retire {topic} --apply")
+            screen.step(f"$ kmigrate migrate retire --topics {topic} --yes")
             retired = _locked(
                 m,
                 "retire",
@@ -193,7 +193,7 @@ class _Demo:
         screen.status(_until_phase(m, topic, TopicPhase.IN_SYNC))
         screen.step(f"stopping consumer group {group} on source")
         self.consumer.stop()
-        screen.step(f"$ kmigrate migrate consumers {group}")
+        screen.step(f"$ kmigrate migrate consumers --groups {group} --wait")
         _locked(
             m, "consumers", screen, lambda s, t: move_consumers(m, [group], s, t, screen.progress)
         )
@@ -201,7 +201,7 @@ class _Demo:
         screen.step(f"consumer group {group} consumes on target now")
         screen.step("stopping the producer on source")
         self.producer.pause()
-        screen.step(f"$ kmigrate migrate promote {topic}")
+        screen.step(f"$ kmigrate migrate promote --topics {topic}")
         promoted = _locked(
             m, "promote", screen, lambda s, t: promote_topics(m, [topic], s, t, screen.progress)
         )
@@ -256,7 +256,7 @@ class _GatewayDemo(_Demo):
     def _cutover(self, m: Migration) -> float:
         screen, topic = self.screen, self.topic
         screen.status(_until_phase(m, topic, TopicPhase.IN_SYNC))
-        screen.step(f"$ kmigrate migrate promote {topic}   (the producer keeps writing)")
+        screen.step(f"$ kmigrate migrate promote --topics {topic}   (the producer keeps writing)")
         promoted = _locked(
             m, "promote", screen, lambda s, t: promote_topics(m, [topic], s, t, screen.progress)
         )

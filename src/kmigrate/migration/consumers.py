@@ -1,4 +1,4 @@
-"""`migrate consumers GROUP...`: move stopped consumer groups to the target, exactly.
+"""`migrate consumers --groups REGEX`: move stopped consumer groups to the target, exactly.
 
 Consumers first: every topic the group reads is IN_SYNC; the group's consumers are
 stopped on the source; its commits are translated through the offset map (waiting
@@ -31,7 +31,7 @@ def move_consumers(
     target: ClusterAdmin,
     report: Report,
     *,
-    wait_s: float = WAIT_FOR_MIRROR_S,
+    wait_s: float | None = WAIT_FOR_MIRROR_S,
 ) -> dict[str, str]:
     """Move ``groups``; returns each group's outcome (moved / already-moved)."""
     step = Step(m, "consumers", "group", groups, report)
@@ -145,7 +145,7 @@ def _move(
     source: ClusterAdmin,
     target: ClusterAdmin,
     step: Step,
-    wait_s: float,
+    wait_s: float | None,
 ) -> str:
     if group in step.resuming and _landed(m, group, target):
         return "moved"

@@ -32,10 +32,23 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-], not "." or "..".
+TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
 class PlannedTopic(_Strict):
     name: str
     partitions: int = Field(gt=0)
     configs: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _kafka_name(cls, value: str) -> str:
+        if value in (".", "..") or not TOPIC_NAME.fullmatch(value):
+            raise ValueError(
+                "not a valid Kafka topic name: use 1-249 characters from a-z A-Z 0-9 . _ -"
+            )
+        return value
 
 
 class PlannedGroup(_Strict):
@@ -115,7 +128,15 @@ def parse_plan(text: str, where: str) -> Plan:
 
 
 def load_plan(path: Path) -> Plan:
-    return parse_plan(read_user_file(path, "plan"), str(path))
+    """The plan in ``path``; a file that is missing, not text or not a plan is one line
+    naming it (exit 2)."""
+    try:
+        text = read_user_file(path, "plan")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a plan: not UTF-8 text") from None
+    if "\x00" in text:
+        raise ConfigError(f"{path} is not a plan: it holds binary data")
+    return parse_plan(text, str(path))
 
 
 def _check_consistent(plan: Plan, where: str) -> None:

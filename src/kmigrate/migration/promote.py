@@ -1,4 +1,4 @@
-"""`migrate promote TOPIC...`: stop mirroring topics and make the target copies writable.
+"""`migrate promote --topics REGEX`: stop mirroring topics and make the target copies writable.
 
 Guards: the topic reached its promote point for the switch order (consumers moved,
 or in sync for producers first); no producer wrote to the source topic for the
@@ -16,7 +16,7 @@ from kmigrate.migration import via_gateway
 from kmigrate.migration.authorization import target_differences
 from kmigrate.migration.mirroring import stop_if_idle
 from kmigrate.migration.observe import observe
-from kmigrate.migration.session import Migration, Report, Step
+from kmigrate.migration.session import Migration, Report, Step, selector
 from kmigrate.mirror.control import promote as promote_link
 from kmigrate.model.links import TopicState
 from kmigrate.model.migrations import GroupPhase, TopicPhase, promotable
@@ -135,7 +135,8 @@ def _not_yet(m: Migration, name: str, phase: TopicPhase, has_groups: bool) -> st
     if has_groups and unmoved and phase is TopicPhase.IN_SYNC:
         return (
             f"topic {name} is still read on the source by group(s) {', '.join(unmoved)}; "
-            f"move them first (consumers first): kmigrate migrate consumers {' '.join(unmoved)}"
+            "move them first (consumers first): kmigrate migrate consumers "
+            + selector("group", unmoved)
         )
     return f"topic {name} is {phase.value}, not in sync yet; promote needs it in sync"
 

@@ -1,9 +1,9 @@
-"""`migrate retire TOPIC...`: prove the copy, then retire the source topic (DONE).
+"""`migrate retire --topics REGEX`: prove the copy, then retire the source topic (DONE).
 
 Guards: the last switch happened (promote, or the consumers' move for producers
 first); nothing was written to the source topic after promote; no planned group
 still consumes it on the source; and verify passes record by record. Without
-`apply` it stops there and says what it would delete.
+`apply` (or when the caller's `go` says no) it stops there and changes nothing.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ def retire_topics(
     apply: bool,
     keep_source: bool,
     on_verify: Callable[[VerifyReport], None] = lambda _r: None,
+    go: Callable[[list[str]], bool] = lambda _todo: True,
 ) -> RetireResult:
+    """Guard and verify ``topics``; then, with ``apply`` and when ``go`` (shown the
+    topics about to be retired) agrees, retire them."""
     step = Step(m, "retire", "topic", topics, report)
     snap = observe(m, source, target)
     todo = []
@@ -80,7 +83,7 @@ def retire_topics(
                 f"verify found {bad.topic}[{bad.partition}] {bad.status}: {bad.message}; "
                 "the source topic stays"
             )
-    if not apply or not todo:
+    if not apply or not todo or not go(todo):
         return RetireResult(todo, proof, False, [])
     deleted: list[str] = []
     with step.acting():

@@ -1,4 +1,4 @@
-"""`migrate rollback TOPIC...` (before promote): back to PLANNED, to start again later.
+"""`migrate rollback --topics REGEX` (before promote): back to PLANNED, to start again later.
 
 The seed's fallback: stop mirroring the topics, move any consumer group that already
 moved to the target back to the source (its target commits translated back through
@@ -10,6 +10,7 @@ start` copies the rolled-back topics again from the beginning.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from kmigrate.errors import (
     GroupActiveError,
@@ -28,9 +29,19 @@ from kmigrate.store.offsets import forget_topic
 DELETE_TIMEOUT_S = 60.0
 
 
+Go = Callable[[list[str], list[str]], bool]
+
+
 def rollback_topics(
-    m: Migration, topics: list[str], source: ClusterAdmin, target: ClusterAdmin, report: Report
+    m: Migration,
+    topics: list[str],
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+    report: Report,
+    go: Go = lambda _topics, _groups: True,
 ) -> list[str]:
+    """Roll ``topics`` back; ``go`` is shown the topics and the groups that would move
+    back once every guard passed, and may stop it there (nothing changed)."""
     step = Step(m, "rollback", "topic", topics, report)
     if m.plan.via_gateway:
         step.refuse(
@@ -52,6 +63,8 @@ def rollback_topics(
         return []
     groups = _moved_groups(m, todo)
     _guard_groups(step, m, groups, source, target)
+    if not go(todo, groups):
+        return []
     with step.acting():
         stop_if_running(m, report)
         _move_back(m, groups, todo, source, target, report)

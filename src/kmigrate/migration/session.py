@@ -9,6 +9,7 @@ any other refuses and says which command finishes it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from kmigrate.config import Settings
-from kmigrate.errors import ConflictError, KMigrateError, NotFoundError
+from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.migration.plan import Plan, parse_plan
 from kmigrate.model.migrations import Item
 from kmigrate.runbook.lock import held
@@ -24,6 +25,7 @@ from kmigrate.store import Store
 from kmigrate.store.locks import Holder
 from kmigrate.store.migrations import (
     items_of,
+    migration_names,
     migration_plan_yaml,
     record_event,
     require_migration,
@@ -31,6 +33,7 @@ from kmigrate.store.migrations import (
 )
 
 Report = Callable[[str], None]
+_PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
 
 @dataclass
@@ -49,8 +52,22 @@ class Migration:
         return {i.name: i for i in items_of(self.store, self.name, "group")}
 
 
+def find_migration(store: Store, name: str | None) -> str | None:
+    """The named migration (exit 4 when it does not exist), the only one when no name is
+    given, None when there is none yet; several without a name is a usage error."""
+    if name is not None:
+        return require_migration(store, name)
+    names = migration_names(store)
+    if len(names) > 1:
+        raise ConfigError(f"pass --migration NAME (migrations: {', '.join(names)})")
+    return names[0] if names else None
+
+
 def load_migration(store: Store, settings: Settings, name: str | None) -> Migration:
-    name = require_migration(store, name)
+    found = find_migration(store, name)
+    if found is None:
+        raise NotFoundError("no migration yet; start one with `kmigrate migrate start plan.yaml`")
+    name = found
     text = migration_plan_yaml(store, name)
     assert text is not None
     return Migration(
@@ -114,7 +131,7 @@ class Step:
                 self.refuse(
                     f"{self.kind} {name} has an interrupted `{item.pending}` "
                     f"(begun {_ago(item.pending_since_ms)}); finish it first: "
-                    f"kmigrate migrate {item.pending} {name}"
+                    f"kmigrate migrate {item.pending} {selector(self.kind, [name])}"
                 )
             resuming.append(name)
         if resuming:
@@ -140,6 +157,13 @@ class Step:
             raise
         set_pending(store, name, self.kind, self.names, None)
         record_event(store, name, self.action, self.names, "done")
+
+
+def selector(kind: str, names: list[str]) -> str:
+    """How the command line names these topics or groups: ``--topics 'a|b'`` (a name of
+    letters, digits, '.', '_', '-' matches itself; anything else is escaped)."""
+    plain = [n if _PLAIN.fullmatch(n) else re.escape(n) for n in names]
+    return f"--{kind}s '{'|'.join(plain)}'"
 
 
 def _ago(ms: int | None) -> str:

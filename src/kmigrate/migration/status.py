@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmigrate.migration.observe import GroupMove, Snapshot
+from kmigrate.migration.session import selector
 from kmigrate.model.migrations import GroupPhase, SwitchOrder, TopicPhase, promotable, retirable
 from kmigrate.model.runs import LIVE_STATES
 
@@ -38,7 +39,8 @@ def next_steps(snap: Snapshot) -> list[str]:
         steps.append(
             "stop the consumers of "
             + ", ".join(ready_groups)
-            + f" on '{plan.source}', then: kmigrate migrate consumers {' '.join(ready_groups)}"
+            + f" on '{plan.source}', then: kmigrate migrate consumers "
+            + selector("group", ready_groups)
             + f"; restart them {then}"
         )
     promote = [
@@ -47,18 +49,21 @@ def next_steps(snap: Snapshot) -> list[str]:
     if promote and plan.via_gateway:
         steps.append(
             f"with every producer of {', '.join(promote)} writing through the gateway: "
-            f"kmigrate migrate promote {' '.join(promote)} (they do not stop)"
+            f"kmigrate migrate promote {selector('topic', promote)} (they do not stop)"
         )
     elif promote:
         steps.append(
             f"stop the producers of {', '.join(promote)} on '{plan.source}', then: "
-            f"kmigrate migrate promote {' '.join(promote)}; restart them on '{plan.target}'"
+            f"kmigrate migrate promote {selector('topic', promote)}; "
+            f"restart them on '{plan.target}'"
         )
     retire = [
         n for n, p in phases.items() if retirable(p, plan.switch_order, bool(plan.groups_of(n)))
     ]
     if retire:
-        steps.append(f"verify and retire the source: kmigrate migrate retire {' '.join(retire)}")
+        steps.append(
+            f"verify and retire the source: kmigrate migrate retire {selector('topic', retire)}"
+        )
     if phases and all(p is TopicPhase.DONE for p in phases.values()):
         steps.append("migration complete: every topic is DONE")
     return steps

@@ -63,46 +63,89 @@ def spread_table(before: Spread, after: Spread) -> dict[str, dict[str, int]]:
     }
 
 
+SHAPE = '{"version": 1, "partitions": [{"topic", "partition", "replicas"}, ...]}'
+
+
 def parse_assignment(
     text: str, where: str, *, allow_empty: bool = False
 ) -> dict[Key, tuple[int, ...]]:
     """The partitions and new replicas of a reassignment JSON (kmigrate's or
-    kafka-reassign-partitions')."""
-    try:
-        body = json.loads(text)
-        partitions = body["partitions"]
-        found = {
-            (str(p["topic"]), int(p["partition"])): tuple(int(b) for b in p["replicas"])
-            for p in partitions
-        }
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(
-            f"{where} is not a reassignment file ({type(exc).__name__}: {exc}); it needs "
-            '{"version": 1, "partitions": [{"topic", "partition", "replicas"}, ...]}'
-        ) from None
+    kafka-reassign-partitions'); a bad one is one line naming the file and the field."""
+    body = _json(text, where)
+    partitions = body.get("partitions")
+    if not isinstance(partitions, list):
+        raise ConfigError(f"{where}: 'partitions' must be a list; it needs {SHAPE}")
+    found: dict[Key, tuple[int, ...]] = {}
+    for i, entry in enumerate(partitions):
+        key, replicas = _entry(entry, f"{where}: partitions[{i}]")
+        if key in found:
+            raise ConfigError(f"{where}: partitions[{i}]: {key[0]}[{key[1]}] is listed twice")
+        if not replicas or len(set(replicas)) != len(replicas):
+            raise ConfigError(
+                f"{where}: partitions[{i}].replicas must list distinct broker ids (at least one)"
+            )
+        found[key] = replicas
     if not found and not allow_empty:
         raise ConfigError(f"{where} names no partitions")
     return found
 
 
+def _json(text: str, where: str) -> dict[str, Any]:
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{where} is not JSON ({exc}); it needs {SHAPE}") from None
+    if not isinstance(body, dict):
+        raise ConfigError(f"{where} is not a reassignment file; it needs {SHAPE}")
+    return body
+
+
+def _entry(entry: object, at: str) -> tuple[Key, tuple[int, ...]]:
+    """One partition entry's (topic, partition) and replicas (sizes too, in kmigrate's
+    section), with the field named when one is missing or wrong."""
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{at} must be an object with topic, partition and replicas")
+    for field in ("topic", "partition", "replicas"):
+        if field not in entry:
+            raise ConfigError(f"{at} has no '{field}'")
+    topic, partition, replicas = entry["topic"], entry["partition"], entry["replicas"]
+    if not isinstance(topic, str) or not topic:
+        raise ConfigError(f"{at}.topic must be a topic name")
+    if not _whole(partition):
+        raise ConfigError(f"{at}.partition must be a partition number (0 or more)")
+    if not isinstance(replicas, list) or not all(_whole(b) for b in replicas):
+        raise ConfigError(f"{at}.replicas must be a list of broker ids (0 or more)")
+    return (topic, int(partition)), tuple(int(b) for b in replicas)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def load(path: Path) -> tuple[dict[str, Any], list[Move]]:
     """kmigrate's section and the moves of a plan file."""
-    return load_text(read_user_file(path, "reassignment plan"), str(path))
+    return load_text(read_text(path, "reassignment plan"), str(path))
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of a plan file the user named, or one line naming it (exit 2)."""
+    try:
+        return read_user_file(path, what)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a {what}: not UTF-8 text") from None
 
 
 def load_text(text: str, where: str = "the stored plan") -> tuple[dict[str, Any], list[Move]]:
     """A plan kmigrate wrote may move nothing (the goal was already met)."""
-    try:
-        mine_present = "kmigrate" in json.loads(text)
-    except ValueError:
-        mine_present = False
-    after = parse_assignment(text, where, allow_empty=mine_present)
-    body = json.loads(text)
-    mine = body.get("kmigrate") or {}
-    before = {
-        (str(p["topic"]), int(p["partition"])): (tuple(p["replicas"]), int(p.get("size_bytes", 0)))
-        for p in mine.get("before", [])
-    }
+    body = _json(text, where)
+    mine = body.get("kmigrate", {})
+    if not isinstance(mine, dict):
+        raise ConfigError(f"{where}: 'kmigrate' must be an object (kmigrate's own section)")
+    after = parse_assignment(text, where, allow_empty="kmigrate" in body)
+    for field in ("cluster", "cluster_id"):
+        if mine.get(field) is not None and not isinstance(mine[field], str):
+            raise ConfigError(f"{where}: kmigrate.{field} must be a string")
+    before = _before(mine.get("before", []), where)
     moves = [
         Move(t, p, before.get((t, p), ((), 0))[0], replicas, before.get((t, p), ((), 0))[1])
         for (t, p), replicas in after.items()
@@ -110,6 +153,20 @@ def load_text(text: str, where: str = "the stored plan") -> tuple[dict[str, Any]
     return mine, moves
 
 
+def _before(entries: object, where: str) -> dict[Key, tuple[tuple[int, ...], int]]:
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: kmigrate.before must be a list")
+    before: dict[Key, tuple[tuple[int, ...], int]] = {}
+    for i, entry in enumerate(entries):
+        at = f"{where}: kmigrate.before[{i}]"
+        key, replicas = _entry(entry, at)
+        size = entry.get("size_bytes", 0) if isinstance(entry, dict) else 0
+        if not _whole(size):
+            raise ConfigError(f"{at}.size_bytes must be a number of bytes")
+        before[key] = (replicas, int(size))
+    return before
+
+
 def file_goal(path: Path) -> Goal:
-    text = read_user_file(path, "reassignment file")
+    text = read_text(path, "reassignment file")
     return Goal("file", assignment=parse_assignment(text, str(path)))

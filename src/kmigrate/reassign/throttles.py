@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kmigrate.errors import ConfigError
 from kmigrate.reassign.planner import Move
 
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
@@ -55,12 +56,20 @@ def auto_rate(produce_bytes_per_s: float) -> int:
 
 
 def parse_rate(value: str) -> int | None:
-    """'50MB' / '512KB' / '1048576' -> bytes/s; 'auto' -> None."""
+    """'50MB' / '512KB' / '1048576' -> bytes/s; 'auto' -> None; anything else (or not
+    above 0) is one line naming --throttle."""
     text = value.strip().upper().removesuffix("/S")
     if text == "AUTO":
         return None
     units = {"KB": 1024, "MB": 1024**2, "GB": 1024**3, "B": 1}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            return int(float(text.removesuffix(suffix)) * factor)
-    return int(text)
+    factor = next((f for suffix, f in units.items() if text.endswith(suffix)), 1)
+    number = next((text.removesuffix(s) for s in units if text.endswith(s)), text)
+    try:
+        rate = int(float(number) * factor)
+    except (ValueError, OverflowError):  # not a number, nan, inf
+        rate = 0
+    if rate <= 0:
+        raise ConfigError(
+            f"--throttle {value!r}: give a rate per broker such as 50MB, 512KB or auto"
+        )
+    return rate

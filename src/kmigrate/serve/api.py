@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -157,7 +157,7 @@ def router(served: Served) -> APIRouter:
         return views.migration(settings, store, name)
 
     @api.get("/migrations/{name}/history")
-    def history(name: str, last: int | None = None) -> dict[str, Any]:
+    def history(name: str, last: Annotated[int | None, Query(ge=1)] = None) -> dict[str, Any]:
         return views.history(settings, store, name, last)
 
     @api.post("/migrations/{name}/steps/{step}")

@@ -16,11 +16,13 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
@@ -101,8 +103,22 @@ def create_app(settings: Settings, token: str | None = None, refresh_s: float = 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "malformed request"}
+        if first.get("type") == "json_invalid":
+            ctx = first.get("ctx")
+            error = ctx.get("error", "") if isinstance(ctx, dict) else ""
+            return refuse("config", f"the request body is not JSON ({error})", 422)
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         return refuse("config", f"{where or 'request'}: {first.get('msg')}", 422)
+
+    @app.exception_handler(HTTPException)
+    async def no_route(request: Request, exc: HTTPException) -> Response:
+        """An unknown path or method: for scripts, the API's one-line JSON refusal."""
+        path = request.url.path
+        if not path.startswith(MACHINE_PREFIXES) or exc.status_code not in (404, 405):
+            return await http_exception_handler(request, exc)
+        if exc.status_code == 404:
+            return refuse("not-found", f"no such path {path} (the API is listed at /docs)", 404)
+        return refuse("usage", f"{request.method} is not allowed on {path}", 405)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

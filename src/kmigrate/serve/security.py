@@ -45,6 +45,8 @@ def read_token(path: Path) -> str:
         token = path.read_text().strip()
     except OSError as exc:
         raise ConfigError(f"--token-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--token-file {path}: not UTF-8 text") from None
     if len(token) < 16:
         raise ConfigError(f"--token-file {path}: the token must be at least 16 characters")
     return token

@@ -72,8 +72,10 @@ def start_runner(
     settings: Settings, store: Store, plan_yaml: str, where: str
 ) -> Callable[[Report], dict[str, Any]]:
     """`kmigrate migrate start`: check the plan, copy its ACLs, start (or resume) its
-    mirror. A plan that does not parse is refused now."""
+    mirror. A plan that does not parse, or names a cluster clusters.yaml does not, is
+    refused now."""
     plan = parse_plan(plan_yaml, where)
+    settings.cluster(plan.source), settings.cluster(plan.target)
 
     def run(report: Report) -> dict[str, Any]:
         return start_json(plan, start_migration(settings, store, plan, plan_yaml, report))

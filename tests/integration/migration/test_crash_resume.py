@@ -73,11 +73,13 @@ def test_killed_start_rollback_and_promote_resume_exactly(
         assert copy_is_exact(m) == 8_000, note
 
         # rollback, killed mid-way: another step refuses until rollback is finished.
-        note = kill_at_random(m, rng, [None, "deleting"], 6.0, "migrate", "rollback", m.topic)
+        note = kill_at_random(
+            m, rng, [None, "deleting"], 6.0, "migrate", "rollback", "--topics", m.topic, "--yes"
+        )
         if pending(m) == "rollback":
-            other = m.cli("migrate", "promote", m.topic)
+            other = m.cli("migrate", "promote", "--topics", m.topic)
             assert other.code == 5 and "interrupted `rollback`" in other.stderr, other.stderr
-        m.ok("migrate", "rollback", m.topic)
+        m.ok("migrate", "rollback", "--topics", m.topic, "--yes")
         assert m.states()[f"topic:{m.topic}"] == ("PLANNED", None), note
         store = store_for(load_settings(m.config))
         assert load_partitions(store, m.name, m.topic) == []
@@ -91,9 +93,16 @@ def test_killed_start_rollback_and_promote_resume_exactly(
 
         # promote, killed mid-way (quiet period 1 s), then finished by a second promote.
         note = kill_at_random(
-            m, rng, [None, "checking that no producer writes"], 5.0, "migrate", "promote", m.topic
+            m,
+            rng,
+            [None, "checking that no producer writes"],
+            5.0,
+            "migrate",
+            "promote",
+            "--topics",
+            m.topic,
         )
-        m.ok("migrate", "promote", m.topic)
+        m.ok("migrate", "promote", "--topics", m.topic)
         assert m.states()[f"topic:{m.topic}"] == ("PROMOTED", None), note
         (linked,) = link_topics_of(store, m.name)
         assert linked.state is TopicState.PROMOTED
@@ -118,8 +127,10 @@ def test_killed_consumer_moves_there_and_back_resume_at_the_exact_offsets(
         m.ok("migrate", "start", str(m.plan))
         m.wait_topic("IN_SYNC")
         cut = take_cut(clusters.source, m.topic, m.group, [])
-        note = kill_at_random(m, rng, [None], 4.0, "migrate", "consumers", m.group)
-        m.ok("migrate", "consumers", m.group)
+        note = kill_at_random(
+            m, rng, [None], 4.0, "migrate", "consumers", "--groups", m.group, "--wait"
+        )
+        m.ok("migrate", "consumers", "--groups", m.group, "--wait")
         assert m.states()[f"group:{m.group}"] == ("MOVED", None), note
         with ClusterAdmin(clusters.target) as admin:
             committed = {o.partition: o.committed for o in admin.committed_offsets(m.group)}
@@ -130,8 +141,10 @@ def test_killed_consumer_moves_there_and_back_resume_at_the_exact_offsets(
 
         # The fallback: rollback, killed at a random moment, moves the group back to the
         # source at the source position of each record it was at on the target.
-        note = kill_at_random(m, rng, [None, "deleting"], 6.0, "migrate", "rollback", m.topic)
-        m.ok("migrate", "rollback", m.topic)
+        note = kill_at_random(
+            m, rng, [None, "deleting"], 6.0, "migrate", "rollback", "--topics", m.topic, "--yes"
+        )
+        m.ok("migrate", "rollback", "--topics", m.topic, "--yes")
         states = m.states()
         assert states[f"group:{m.group}"] == ("ON_SOURCE", None), note
         assert states[f"topic:{m.topic}"] == ("PLANNED", None), note

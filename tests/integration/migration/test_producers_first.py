@@ -20,29 +20,35 @@ def test_producers_switch_first_and_consumers_follow_once_they_drained_the_sourc
     try:
         m.ok("migrate", "start", str(m.plan))
         m.wait_topic("IN_SYNC")
-        refused(m.cli("migrate", "consumers", m.group), EXIT_CONFLICT, "needs it PROMOTED")
-        m.ok("migrate", "promote", m.topic)
+        refused(
+            m.cli("migrate", "consumers", "--groups", m.group, "--wait"),
+            EXIT_CONFLICT,
+            "needs it PROMOTED",
+        )
+        m.ok("migrate", "promote", "--topics", m.topic)
         assert m.topic_state() == "PROMOTED"
         # The group still has records to read on the source: it may not move yet.
         refused(
-            m.cli("migrate", "consumers", m.group),
+            m.cli("migrate", "consumers", "--groups", m.group, "--wait"),
             EXIT_CONFLICT,
             "still has 2,001 record(s) to consume on source",
         )
-        refused(m.cli("migrate", "retire", m.topic), EXIT_CONFLICT, "the consumers' move")
+        refused(
+            m.cli("migrate", "retire", "--topics", m.topic), EXIT_CONFLICT, "the consumers' move"
+        )
         with ClusterAdmin(clusters.source) as admin:  # the group drains the source
             ends = {w.partition: w.high for w in admin.watermarks(m.topic)}
             admin.alter_group_offsets(
                 m.group, [TopicPartitionOffset(m.topic, p, end) for p, end in ends.items()]
             )
-        m.ok("migrate", "consumers", m.group)
+        m.ok("migrate", "consumers", "--groups", m.group, "--wait")
         assert m.topic_state() == "CONSUMERS_MOVED"
         with ClusterAdmin(clusters.target) as admin:
             committed = {
                 (o.topic, o.partition): o.committed for o in admin.committed_offsets(m.group)
             }
         assert committed == {(m.topic, p): end for p, end in ends.items()}
-        m.ok("migrate", "retire", m.topic, "--apply", "--keep-source", timeout=300)
+        m.ok("migrate", "retire", "--topics", m.topic, "--yes", "--keep-source", timeout=300)
         assert m.topic_state() == "DONE"
         with ClusterAdmin(clusters.source) as admin:
             assert admin.describe_topics_if_present([m.topic])  # kept, as asked

@@ -223,7 +223,7 @@ def _kill_resume_cancel(sandbox: Path, tmp_path: Path, topic: str) -> None:
     cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "3",
         "--topics", topic, "-o", str(back))  # fmt: skip
     cli(sandbox, "reassign", "apply", str(back), "--throttle", "100KB")
-    cancelled = cli(sandbox, "reassign", "cancel", "--cluster", "c")
+    cancelled = cli(sandbox, "reassign", "cancel", "--cluster", "c", "--yes")
     assert "throttles removed" in cancelled
     no_throttles(sandbox)
     after = {p: set(r) for p, r in replicas_of(sandbox, topic).items()}
@@ -256,7 +256,7 @@ def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
     refused(5, "made for cluster id SomeOtherClusterId0000", "reassign", "apply", str(foreign))
     broken = tmp_path / "broken.json"
     broken.write_text('{"version": 1, "partitions": [{"topic": "x"}]}')
-    refused(2, "is not a reassignment file", "reassign", "apply", str(broken))
+    refused(2, "broken.json: partitions[0] has no 'partition'", "reassign", "apply", str(broken))
     before = replicas_of(sandbox, topic)
 
     # A second reassignment while one is under way.
@@ -266,7 +266,7 @@ def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(
     _heavy_fill(settings, topic)
     cli(sandbox, "reassign", "apply", str(grow), "--throttle", "50KB")
     refused(5, "is already being reassigned", "reassign", "apply", str(grow))
-    cli(sandbox, "reassign", "cancel", "--cluster", "c")
+    cli(sandbox, "reassign", "cancel", "--cluster", "c", "--yes")
     assert {p: set(r) for p, r in replicas_of(sandbox, topic).items()} == {
         p: set(r) for p, r in before.items()
     }

@@ -56,7 +56,7 @@ class Server:
         self._out = log.open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kmigrate", "--config", str(config), "serve",
-             "--listen", f"127.0.0.1:{self.port}", "--refresh", "1", *extra],
+             "--listen", f"127.0.0.1:{self.port}", "--interval", "1", *extra],
             stdout=self._out, stderr=subprocess.STDOUT,
         )  # fmt: skip
         wait_for(

@@ -121,10 +121,13 @@ def test_serve_refuses_the_network_without_a_token_and_a_busy_port(tmp_path: Pat
     )
     first = subprocess.Popen(
         [sys.executable, "-m", "kmigrate", "--config", str(config), "serve", "--listen",
-         f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+         f"127.0.0.1:{port}", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
+        assert first.stdout is not None
+        address = json.loads(first.stdout.readline())  # --json: where it listens, one line
+        assert address["listening"] == f"http://127.0.0.1:{port}" and address["port"] == port
         wait_for(lambda: _healthy(port) or first.poll() is not None, timeout=60,
                  message="kmigrate serve answering /healthz")  # fmt: skip
         assert first.poll() is None, first.stderr.read() if first.stderr else ""

@@ -82,7 +82,7 @@ def test_promote_refused_then_rollback_done(started: Migration) -> None:
     assert f"still read on the source by group(s) {started.group}" in body["error"]
     assert started.states() == before
 
-    cli = started.cli("migrate", "promote", started.topic)
+    cli = started.cli("migrate", "promote", "--topics", started.topic)
     assert body["error"] in cli.stderr  # the same reason, word for word
 
     rolled = _finished(

@@ -27,11 +27,13 @@ def test_a_migration_runs_on_a_postgresql_store(
     try:
         outputs.append(m.ok("migrate", "start", str(m.plan)))
         m.wait_topic("IN_SYNC")
-        outputs.append(m.ok("migrate", "consumers", m.group))
-        outputs.append(m.ok("migrate", "promote", m.topic))
+        outputs.append(m.ok("migrate", "consumers", "--groups", m.group, "--wait"))
+        outputs.append(m.ok("migrate", "promote", "--topics", m.topic))
         outputs.append(m.ok("migrate", "status"))
         outputs.append(m.ok("migrate", "history"))
-        outputs.append(m.cli("migrate", "rollback", m.topic))  # refused: after promote
+        outputs.append(
+            m.cli("migrate", "rollback", "--topics", m.topic, "--yes")
+        )  # refused: after promote
     finally:
         m.stop_mirror()
     assert outputs[-1].code == 5

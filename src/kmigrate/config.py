@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from kmigrate.client_properties import check_files, check_names
-from kmigrate.errors import ConfigError, UnknownClusterError
+from kmigrate.errors import ConfigError, NotFoundError, UnknownClusterError
 
 CONFIG_ENV = "KMIGRATE_CONFIG"
 LOCAL_CONFIG = Path("kmigrate.yaml")
@@ -298,9 +298,14 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
 
 def read_user_file(path: Path, what: str) -> str:
     """The text of a file the user named (a plan, a config, ...), or one line saying why
-    not: it cannot be read, or it is not UTF-8 text (a binary file)."""
+    not: it does not exist (exit 4), it is a folder, cannot be read, is not UTF-8 text
+    or holds binary data (exit 2)."""
+    if path.is_dir():
+        raise ConfigError(f"{what} {path} is a folder, not a file")
     try:
-        return path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise NotFoundError(f"{what} {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -308,6 +313,9 @@ def read_user_file(path: Path, what: str) -> str:
             f"cannot read {what} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
             f"at offset {exc.start}); save it as UTF-8"
         ) from None
+    if "\x00" in text:
+        raise ConfigError(f"cannot read {what} {path}: not text (it holds binary data)")
+    return text
 
 
 def parse_settings(text: str, path: Path) -> Settings:
@@ -385,6 +393,8 @@ def _describe_validation(exc: ValidationError) -> str:
 
 def read_env_file(path: Path) -> Mapping[str, str]:
     """KEY=VALUE lines (optional `export`, quotes and # comments) of an env file."""
+    if not path.exists():
+        raise ConfigError(f"env_file {path} does not exist")
     lines = read_user_file(path, "env_file").splitlines()
     values = {}
     for raw in lines:

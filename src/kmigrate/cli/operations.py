@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from kmigrate.cli import render
 from kmigrate.cli.options import cluster_option, renamed
-from kmigrate.config import ClusterConfig, Settings
+from kmigrate.config import ClusterConfig, Settings, read_user_file
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.operations import MoveEvent
@@ -37,25 +37,7 @@ def read_plan(path: Path, parse: Callable[[str, str], T]) -> T:
     is a usage error naming the file (exit 2)."""
     if not path.exists():
         raise NotFoundError(f"plan file {path} does not exist")
-    return parse(read_text(path, "plan file"), str(path))
-
-
-def read_text(path: Path, what: str) -> str:
-    """The text of the file ``path`` the user named as ``what``, or one line naming it
-    (a folder, unreadable, binary or not UTF-8)."""
-    if not path.is_file():
-        raise ConfigError(f"{what} {path} is not a file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = "\x00"
-    if "\x00" in text:
-        raise ConfigError(f"{path} is not a {what} (binary, not UTF-8 text)")
-    return text
+    return parse(read_user_file(path, "plan file"), str(path))
 
 
 def check_output(output: Path, force: bool) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from kmigrate.cli import render
-from kmigrate.cli.operations import read_text
 from kmigrate.cli.options import (
     confirm,
     confirm_options,
@@ -16,7 +15,7 @@ from kmigrate.cli.options import (
     json_option,
     timeout_option,
 )
-from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
+from kmigrate.config import SANDBOX_CONFIG_NAME, read_user_file, sandbox_dir
 from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.sandbox import manager
 from kmigrate.sandbox import status as sandbox_status
@@ -377,7 +376,7 @@ def start_zk_server(
     directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool, as_json: bool
 ) -> None:
     """(Re)start one ZooKeeper server of the sandbox with the given participants."""
-    text = read_text(dynamic_file, "--dynamic-file")
+    text = read_user_file(dynamic_file, "--dynamic-file")
     try:
         members = [parse_member(line).node_id for line in text.splitlines() if line.strip()]
     except ConfigError as exc:

@@ -130,13 +130,7 @@ def parse_plan(text: str, where: str) -> Plan:
 def load_plan(path: Path) -> Plan:
     """The plan in ``path``; a file that is missing, not text or not a plan is one line
     naming it (exit 2)."""
-    try:
-        text = read_user_file(path, "plan")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not a plan: not UTF-8 text") from None
-    if "\x00" in text:
-        raise ConfigError(f"{path} is not a plan: it holds binary data")
-    return parse_plan(text, str(path))
+    return parse_plan(read_user_file(path, "plan"), str(path))
 
 
 def _check_consistent(plan: Plan, where: str) -> None:

@@ -124,15 +124,7 @@ def _whole(value: object) -> bool:
 
 def load(path: Path) -> tuple[dict[str, Any], list[Move]]:
     """kmigrate's section and the moves of a plan file."""
-    return load_text(read_text(path, "reassignment plan"), str(path))
-
-
-def read_text(path: Path, what: str) -> str:
-    """The text of a plan file the user named, or one line naming it (exit 2)."""
-    try:
-        return read_user_file(path, what)
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not a {what}: not UTF-8 text") from None
+    return load_text(read_user_file(path, "reassignment plan"), str(path))
 
 
 def load_text(text: str, where: str = "the stored plan") -> tuple[dict[str, Any], list[Move]]:
@@ -168,5 +160,5 @@ def _before(entries: object, where: str) -> dict[Key, tuple[tuple[int, ...], int
 
 
 def file_goal(path: Path) -> Goal:
-    text = read_text(path, "reassignment file")
+    text = read_user_file(path, "reassignment file")
     return Goal("file", assignment=parse_assignment(text, str(path)))

@@ -185,7 +185,7 @@ CASES = [
     case(
         *CHECK,
         exit=2,
-        says="kmigrate.yaml: not a text file",
+        says="cannot read config file kmigrate.yaml: not text",
         config=None,
         files={"kmigrate.yaml": b"clusters:\n  a: \x00\x01\x02\n"},
     ),
@@ -199,7 +199,7 @@ CASES = [
         "clusters.source.properties.sasl.password)",
         config=_props().replace("contract-literal-secret", "${NOPE_PASSWORD}"),
     ),
-    case(*CHECK, exit=2, says="cannot read env_file", config="env_file: nope.env\n" + CONFIG),
+    case(*CHECK, exit=2, says="env_file", config="env_file: nope.env\n" + CONFIG),
     case(
         *CHECK,
         exit=2,
@@ -221,7 +221,7 @@ CASES = [
         "check",
         "plan.yaml",
         exit=2,
-        says="plan.yaml: not a text document",
+        says="cannot read plan plan.yaml: not text",
         files={"plan.yaml": b"name: x\x00\x01\n"},
     ),
     # clusters check: names, regexes, --config after the sub-command

@@ -9,7 +9,7 @@ from confluent_kafka import KafkaError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.cli.options import parse_duration
+from kmigrate.durations import parse_duration
 from kmigrate.errors import (
     AuthorizationError,
     ClusterUnavailableError,

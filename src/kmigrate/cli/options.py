@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kmigrate.durations import parse_duration
 from kmigrate.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,19 +41,6 @@ json_option = click.option(
 
 
 # --- durations ---------------------------------------------------------------------------
-
-_DURATION = re.compile(r"\s*(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?\s*")
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in ``text`` (90, 90s, 15m, 1h30m, 1.5h), or None if it is not a duration."""
-    found = _DURATION.fullmatch(text)
-    if found is None or not any(found.groups()):
-        return None
-    hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
-    total = hours * 3600 + minutes * 60 + seconds
-    return total if total > 0 else None
-
 
 class Duration(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
     """A duration: 90, 90s, 15m, 1h30m (seconds when no unit is given); ``minimum`` and

@@ -164,7 +164,7 @@ REASSIGN_CASES = [
          files={"f.json": BINARY}),
     case(*REASSIGN, "--rebalance", "-o", "nowhere/p.json", exit=2, says="does not exist"),
     case(*REASSIGN, "--rebalance", "-o", "moves.json", exit=5, says="exists", files=MOVES),
-    case("reassign", "apply", "missing.json", exit=4, says="reassignment plan missing.json does not exist"),
+    case("reassign", "apply", "missing.json", exit=4, says="missing.json does not exist"),
     case("reassign", "apply", "moves.json", exit=2,
          says="cannot read reassignment plan moves.json: not UTF-8", files={"moves.json": BINARY}),
     case("reassign", "apply", "moves.json", exit=2,

@@ -42,6 +42,7 @@ json_option = click.option(
 
 # --- durations ---------------------------------------------------------------------------
 
+
 class Duration(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
     """A duration: 90, 90s, 15m, 1h30m (seconds when no unit is given); ``minimum`` and
     ``maximum`` in seconds bound it."""

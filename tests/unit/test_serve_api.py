@@ -132,7 +132,8 @@ def test_a_reassignment_and_a_zookeeper_move_read_from_the_store(config: Path) -
      ("/api/migrations/nope/steps/promote", {}, 422, "promote needs topics"),
      ("/api/migrations/nope/steps/consumers", {"topics": ["t"]}, 422, "consumers needs groups"),
      ("/api/migrations/nope/steps/promote", {"topics": ["t"], "force": True}, 422, "force"),
-     ("/api/migrations/nope/steps/promote", {"topics": "t"}, 422, "topics")],
+     ("/api/migrations/nope/steps/promote", {"topics": "("}, 422, "not a regex"),
+     ("/api/migrations/nope/steps/promote", {"topics": "t"}, 404, "nope")],
 )  # fmt: skip
 def test_a_malformed_or_impossible_step_is_refused_at_once(
     config: Path, path: str, body: dict, status: int, says: str

@@ -7,7 +7,6 @@ release). Retire and rollback show what they would delete and go ahead only with
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,7 +31,6 @@ from kmigrate.cli.options import (
 )
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.verify import show_report
-from kmigrate.errors import NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
 from kmigrate.migration.observe import observe
@@ -41,6 +39,7 @@ from kmigrate.migration.promote import promote_topics
 from kmigrate.migration.report import start_json, status_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
+from kmigrate.migration.selection import chosen as chosen_in
 from kmigrate.migration.session import Migration, find_migration, load_migration, locked
 from kmigrate.migration.start import start_migration
 from kmigrate.store import store_for
@@ -80,17 +79,7 @@ def selection(regex: str | None, names: tuple[str, ...], kind: str) -> Selection
 def chosen(m: Migration, kind: str, picked: Selection) -> list[str]:
     """The migration's topics (or groups) the selection names."""
     regex, names = picked
-    if names:
-        return list(names)  # each checked by the step: unknown ones are named there
-    assert regex is not None
-    known = m.plan.topic_names() if kind == "topic" else [g.name for g in m.plan.groups]
-    found = [n for n in known if re.fullmatch(regex, n)]
-    if not found:
-        raise NotFoundError(
-            f"no {kind} of migration '{m.name}' matches '{regex}' "
-            f"(its {kind}s: {', '.join(known) or 'none'})"
-        )
-    return found
+    return chosen_in(m, kind, regex, names)
 
 
 @click.group("migrate")

@@ -10,8 +10,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kmigrate.durations import seconds_of
 from kmigrate.errors import (
     ClusterError,
     ConfigError,
@@ -54,12 +55,34 @@ class NewMigration(BaseModel):
 
 
 class GroupMove(BaseModel):
-    """`groups migrate`: without apply a dry run that changes nothing."""
+    """`groups migrate`: shows the move; commits it only with ``yes`` (and no
+    ``dry_run``). ``wait`` (a duration) waits for the mirror to reach the group's commits.
+    The older ``apply`` and ``wait_s`` are still read."""
 
     model_config = ConfigDict(extra="forbid")
-    apply: bool = False
-    wait_s: float | None = Field(default=None, gt=0)
+    yes: bool = False
+    dry_run: bool = False
+    wait: float | None = None
     failover: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_names(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            for old, new in (("apply", "yes"), ("wait_s", "wait")):
+                if old in data:
+                    data.setdefault(new, data.pop(old))
+        return data
+
+    @field_validator("wait", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return None if value is None else seconds_of(value)
+
+    @property
+    def goes_ahead(self) -> bool:
+        return self.yes and not self.dry_run
 
 
 class VerifyRun(BaseModel):
@@ -103,7 +126,7 @@ def router(served: Served) -> APIRouter:
 
     @api.post("/links/{name}/groups/{group}/migrate")
     def move_group(name: str, group: str, request: GroupMove) -> Response:
-        """`groups migrate`: a dry run unless ``apply``; refused (nothing committed) while
+        """`groups migrate`: a dry run unless ``yes``; refused (nothing committed) while
         the group has members on either side or a position is not mirrored."""
         found = require_link(store, name)
 
@@ -115,13 +138,13 @@ def router(served: Served) -> APIRouter:
                     group,
                     source,
                     target,
-                    apply=request.apply,
-                    wait_s=request.wait_s,
+                    apply=request.goes_ahead,
+                    wait_s=request.wait,
                     failover=request.failover,
                 )
             return migrate_json(moved)
 
-        verb = "migrate" if request.apply else "plan the move of"
+        verb = "migrate" if request.goes_ahead else "plan the move of"
         return job_answer(served.run_step(f"{verb} group {group} over {name}", lambda: work))
 
     @api.post("/links/{name}/verify")

@@ -192,12 +192,13 @@ class Console:
         step: str,
         topic: str | None = None,
         group: str | None = None,
-        apply: bool = False,
+        yes: bool = False,
     ) -> HTMLResponse:
-        """A button's step on one topic or group (retire with ``apply`` deletes on the
-        source): run as the API runs it; its outcome or refusal comes back as HTML."""
+        """A button's step on one topic or group (``yes``: the destructive step the button
+        asked about, e.g. retire deleting on the source): run as the API runs it; its
+        outcome or refusal comes back as HTML."""
         request = StepRequest(
-            topics=[topic] if topic else [], groups=[group] if group else [], apply=apply
+            topics=[topic] if topic else [], groups=[group] if group else [], yes=yes
         )
         what = f"{step} {topic or group or ''} on migration {name}".replace("  ", " ")
         job = self.served.run_step(

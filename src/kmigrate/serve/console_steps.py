@@ -20,12 +20,12 @@ class Button:
     confirm: str  # asked before the step runs
     topic: str | None = None
     group: str | None = None
-    apply: bool = False
+    yes: bool = False  # a destructive step: the question asked is the confirmation
     danger: bool = False  # a point of no return, drawn as such
 
     @property
     def query(self) -> str:
-        fields = {"topic": self.topic, "group": self.group, "apply": "true" if self.apply else None}
+        fields = {"topic": self.topic, "group": self.group, "yes": "true" if self.yes else None}
         return urlencode({k: v for k, v in fields.items() if v is not None})
 
 
@@ -87,13 +87,13 @@ def buttons(snap: Snapshot) -> list[Button]:
             found.append(
                 Button("retire", f"Retire {t.name} and delete it on '{source}'",
                        f"Verify {t.name}, then DELETE it on '{source}'? This cannot be undone.",
-                       topic=t.name, apply=True, danger=True)
+                       topic=t.name, yes=True, danger=True)
             )  # fmt: skip
         if t.phase in MIRROR_NEEDED and not plan.via_gateway:
             found.append(
                 Button("rollback", f"Roll back {t.name}",
                        f"Stop mirroring {t.name}, move its moved groups back to '{source}' "
                        f"and delete its copy on '{target}'?",
-                       topic=t.name, danger=True)
+                       topic=t.name, yes=True, danger=True)
             )  # fmt: skip
     return found

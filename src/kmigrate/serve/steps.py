@@ -5,12 +5,14 @@ nothing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kmigrate.config import Settings
+from kmigrate.durations import seconds_of
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
@@ -19,6 +21,7 @@ from kmigrate.migration.promote import promote_topics
 from kmigrate.migration.report import start_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
+from kmigrate.migration.selection import chosen
 from kmigrate.migration.session import Migration, load_migration, locked
 from kmigrate.migration.start import start_migration
 from kmigrate.store import Store
@@ -29,16 +32,61 @@ Report = Callable[[str], None]
 
 
 class StepRequest(BaseModel):
-    """What a step acts on, and its options (the CLI's flags)."""
+    """What a step acts on, and its options, in the CLI's vocabulary: ``topics`` and
+    ``groups`` a regex matching whole names (a list of exact names is the older form),
+    durations as ``"90s"``/``"15m"`` or seconds, ``yes`` to go ahead with a destructive
+    step (retire's deletion on the source, rollback) and ``dry_run`` to only show it.
+    The older ``apply`` and ``*_s`` fields are still read."""
 
     model_config = ConfigDict(extra="forbid")
-    topics: list[str] = Field(default_factory=list)
-    groups: list[str] = Field(default_factory=list)
-    apply: bool = False  # retire: delete on the source (default: verify only)
+    topics: str | list[str] = Field(default_factory=list)
+    groups: str | list[str] = Field(default_factory=list)
+    yes: bool = False
+    dry_run: bool = False
     keep_source: bool = False
-    quiet_period_s: float | None = Field(default=None, ge=0)
-    timeout_s: float = Field(default=300.0, gt=0)
-    wait_s: float = Field(default=300.0, gt=0)
+    quiet_period: float | None = None
+    timeout: float = 300.0
+    wait: float = 300.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        renamed = {"apply": "yes", "quiet_period_s": "quiet_period", "timeout_s": "timeout"}
+        renamed["wait_s"] = "wait"
+        data = dict(data)
+        for old, new in renamed.items():
+            if old in data:
+                value = data.pop(old)
+                data.setdefault(new, value)
+        return data
+
+    @field_validator("quiet_period", "timeout", "wait", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return None if value is None else seconds_of(value)
+
+    @field_validator("topics", "groups")
+    @classmethod
+    def _regex(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, str):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"'{value}' is not a regex: {exc}") from None
+        return value
+
+    def picked(self, kind: str, m: Migration) -> list[str]:
+        """The migration's topics (``kind`` "topic") or groups this request names."""
+        given = self.topics if kind == "topic" else self.groups
+        if isinstance(given, str):
+            return chosen(m, kind, given, [])
+        return chosen(m, kind, None, given)
+
+    @property
+    def goes_ahead(self) -> bool:
+        return self.yes and not self.dry_run
 
 
 def runner(
@@ -52,9 +100,9 @@ def runner(
         assert stored is not None
         return start_runner(settings, store, stored, f"the stored plan of migration '{name}'")
     wanted = request.groups if step == "consumers" else request.topics
-    if not wanted:
+    if isinstance(wanted, list) and not wanted:
         field_name = "groups" if step == "consumers" else "topics"
-        raise ConfigError(f"{step} needs {field_name}: name at least one")
+        raise ConfigError(f"{step} needs {field_name}: a regex, or a list of names")
     m = load_migration(store, settings, name)
 
     def run(report: Report) -> dict[str, Any]:
@@ -92,17 +140,18 @@ def _act(
     report: Report,
 ) -> dict[str, Any]:
     if step == "consumers":
-        moved = move_consumers(m, request.groups, source, target, report, wait_s=request.wait_s)
+        groups = request.picked("group", m)
+        moved = move_consumers(m, groups, source, target, report, wait_s=request.wait)
         return {"migration": m.name, "groups": moved}
     if step == "promote":
         promoted = promote_topics(
             m,
-            request.topics,
+            request.picked("topic", m),
             source,
             target,
             report,
-            quiet_period_s=request.quiet_period_s,
-            timeout_s=request.timeout_s,
+            quiet_period_s=request.quiet_period,
+            timeout_s=request.timeout,
         )
         return {
             "migration": m.name,
@@ -112,11 +161,11 @@ def _act(
     if step == "retire":
         retired = retire_topics(
             m,
-            request.topics,
+            request.picked("topic", m),
             source,
             target,
             report,
-            apply=request.apply,
+            apply=request.goes_ahead,
             keep_source=request.keep_source,
             on_verify=lambda _r: None,
         )
@@ -127,5 +176,17 @@ def _act(
             "deleted_on_source": retired.deleted,
             "verified": None if retired.verify is None else retired.verify.ok,
         }
-    done = rollback_topics(m, request.topics, source, target, report)
-    return {"migration": m.name, "rolled_back": done}
+    shown: dict[str, list[str]] = {}
+
+    def go(todo: list[str], groups: list[str]) -> bool:
+        shown.update(topics=todo, groups=groups)
+        return request.goes_ahead
+
+    done = rollback_topics(m, request.picked("topic", m), source, target, report, go=go)
+    return {
+        "migration": m.name,
+        "rolled_back": done,
+        "would_roll_back": [] if done else shown.get("topics", []),
+        "groups_moved_back": shown.get("groups", []) if done else [],
+        "outcome": "done" if done or not shown else "dry-run",
+    }

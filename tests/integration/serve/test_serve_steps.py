@@ -85,8 +85,16 @@ def test_promote_refused_then_rollback_done(started: Migration) -> None:
     cli = started.cli("migrate", "promote", "--topics", started.topic)
     assert body["error"] in cli.stderr  # the same reason, word for word
 
+    # Without "yes" a rollback only shows what it would delete (as the CLI without --yes).
+    shown = _finished(client, client.post(f"{base}/steps/rollback", json={"topics": started.topic}))
+    assert shown["state"] == "done", shown
+    assert shown["result"]["outcome"] == "dry-run" and shown["result"]["rolled_back"] == []
+    assert shown["result"]["would_roll_back"] == [started.topic]
+    assert started.states() == before
+
     rolled = _finished(
-        client, client.post(f"{base}/steps/rollback", json={"topics": [started.topic]})
+        client,
+        client.post(f"{base}/steps/rollback", json={"topics": started.topic, "yes": True}),
     )
     assert rolled["state"] == "done", rolled
     assert rolled["result"]["rolled_back"] == [started.topic]

@@ -14,8 +14,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-
-from pyspark import SparkContext
+from typing import TYPE_CHECKING
 
 from kmigrate.errors import (
     ClusterUnavailableError,
@@ -39,6 +38,9 @@ from kmigrate.model.offsets import PartitionUpdate
 from kmigrate.spark.tasks import run_tasks
 from kmigrate.store import Store
 from kmigrate.store.offsets import load_partitions, record_batch, record_gap
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 TopicPartition = tuple[str, int]
 

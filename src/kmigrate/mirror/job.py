@@ -26,9 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
-
-from pyspark import SparkContext
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
@@ -45,6 +43,9 @@ from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
 from kmigrate.store.runs import begin_run, report_run, report_waiting
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 T = TypeVar("T")
 

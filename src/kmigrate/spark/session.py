@@ -16,11 +16,13 @@ import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-
-from pyspark import SparkConf, SparkContext
+from typing import TYPE_CHECKING
 
 import kmigrate
 from kmigrate.config import SparkConfig
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 
 def session_conf(spark: SparkConfig) -> dict[str, str]:
@@ -55,6 +57,8 @@ def build_context(
     use no SQL, and creating one costs seconds of start-up."""
     # pyspark takes the executors' interpreter from this variable, not from the conf.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkConf, SparkContext  # a second of start-up: only when used
+
     conf = SparkConf().setAppName(app_name).setMaster(spark.master)
     for key, value in {**session_conf(spark), **(extra or {})}.items():
         conf.set(key, value)

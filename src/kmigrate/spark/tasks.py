@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyspark import SparkContext
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")

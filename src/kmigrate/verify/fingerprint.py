@@ -16,17 +16,19 @@ import hashlib
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
-from pyspark import SparkContext
 
 from kmigrate.config import ClusterConfig
 from kmigrate.spark.kafka_range import OffsetRange, read_range
 from kmigrate.spark.tasks import run_tasks
 from kmigrate.verify.compare import CHUNK, Chunk, RecordView
 from kmigrate.verify.ranges import Span
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 TopicPartition = tuple[str, int]
 

@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-from pyspark import SparkContext
+from typing import TYPE_CHECKING
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
@@ -53,6 +52,9 @@ from kmigrate.verify.report import (
     SideResult,
     VerifyReport,
 )
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 TopicPartition = tuple[str, int]
 Progress = Callable[[str], None]

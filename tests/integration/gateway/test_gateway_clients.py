@@ -264,7 +264,7 @@ def test_an_instance_that_cannot_start_says_why_in_one_line(
     dead["clusters"]["nowhere"] = {"bootstrap_servers": f"127.0.0.1:{free_ports(1)[0]}"}
     dead["gateway"]["group_home"] = "nowhere"
     (tmp_path / "dead.yaml").write_text(yaml.safe_dump(dead))
-    no_home = run_cli("gateway", "start", "--listen", "127.0.0.1:0", "--id", "8",
+    no_home = run_cli("gateway", "start", "--listen", f"127.0.0.1:{free_ports(1)[0]}", "--id", "8",
                       config=str(tmp_path / "dead.yaml"))  # fmt: skip
     twice = run_cli("gateway", "start", "--listen", f"127.0.0.1:{free_ports(1)[0]}", "--id", "2",
                     config=config)  # fmt: skip

@@ -69,14 +69,18 @@ def _bound(model: ClusterModel, plan: ReassignPlan, required: int) -> int:
     """Replicas the goal needs moved at most: the required ones (each may push its new
     broker over its share: one more move), plus what balance needs: the larger of the
     brokers' excess over the ceiling of the average and their shortfall below its
-    floor."""
+    floor. With racks kept apart one unit of balance may take two moves: the only
+    brokers an over-full broker's replica may go to can be full themselves, and one of
+    them first hands a replica on (the planner's chain)."""
     counts = Counter(b for p in model.partitions for b in p.replicas if b in plan.brokers)
     total = sum(len(p.replicas) for p in model.partitions)
     ceiling = math.ceil(total / len(plan.brokers))
     floor = total // len(plan.brokers)
     excess = sum(max(0, counts[b] - ceiling) for b in plan.brokers)
     shortfall = sum(max(0, floor - counts[b]) for b in plan.brokers)
-    return 2 * required + max(excess, shortfall)
+    racks = model.racks()
+    per_unit = 2 if all(racks[b] for b in plan.brokers) else 1
+    return 2 * required + per_unit * max(excess, shortfall)
 
 
 def _rack_repeats(model: ClusterModel, eligible: list[int]) -> int:

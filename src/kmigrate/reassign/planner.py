@@ -290,28 +290,65 @@ class _Work:
         for _ in range(total):
             counts = self._counts()
             move = self._smallest_move(counts, floor, ceiling)
-            if move is None:
+            chain = [move] if move is not None else self._chain(counts, floor, ceiling)
+            if not chain:
                 return
-            key, src, dst = move
-            replicas = self.assignment[key]
-            replicas[replicas.index(src)] = dst
+            for key, src, dst in chain:
+                replicas = self.assignment[key]
+                replicas[replicas.index(src)] = dst
+
+    def _chain(
+        self, counts: Counter[int], floor: int, ceiling: int
+    ) -> list[tuple[tuple[str, int], int, int]]:
+        """Two moves for an excess or a shortfall no single move can fix (racks kept
+        apart): the over-full broker's replica goes to a broker that may take it, which
+        hands one of its own on to the broker below its share (its own count stays). The
+        smallest such pair; none: []."""
+        pairs = [
+            (src, dst)
+            for src in self.eligible
+            for dst in self.eligible
+            if _rank(counts, floor, ceiling, src, dst) is not None
+        ]
+        if not pairs:
+            return []
+        handoff = self._handoffs({dst for _, dst in pairs})
+        best: tuple[int, list[tuple[tuple[str, int], int, int]]] | None = None
+        for key, replicas in self.assignment.items():
+            for src, dst in pairs:
+                if src not in replicas:
+                    continue
+                for mid in self.eligible:
+                    on = handoff.get((mid, dst))
+                    if on is None or mid == src or not self._fits(key, mid, leaving=src):
+                        continue
+                    size = self.sizes.get(key, 0) + on[0]
+                    if best is None or size < best[0]:
+                        best = (size, [(on[1], mid, dst), (key, src, mid)])
+        return [] if best is None else best[1]
+
+    def _handoffs(self, receivers: set[int]) -> dict[tuple[int, int], tuple[int, tuple[str, int]]]:
+        """For each broker and each of ``receivers``: the smallest replica it could hand
+        to that receiver (size, partition)."""
+        found: dict[tuple[int, int], tuple[int, tuple[str, int]]] = {}
+        for key, replicas in self.assignment.items():
+            size = self.sizes.get(key, 0)
+            for mid in replicas:
+                for dst in receivers:
+                    smaller = (mid, dst) not in found or size < found[(mid, dst)][0]
+                    if smaller and dst != mid and self._fits(key, dst, leaving=mid):
+                        found[(mid, dst)] = (size, key)
+        return found
 
     def _smallest_move(
         self, counts: Counter[int], floor: int, ceiling: int
     ) -> tuple[tuple[str, int], int, int] | None:
-        def rank(src: int, dst: int) -> int | None:
-            fixes_excess = counts[src] > ceiling and counts[dst] < ceiling
-            fixes_shortfall = counts[dst] < floor and counts[src] > floor
-            if fixes_excess and fixes_shortfall:
-                return 0
-            return 1 if fixes_excess or fixes_shortfall else None
-
         best: tuple[int, int, int, int, int, tuple[str, int], int, int] | None = None
         for key in self.assignment:
             size = self.sizes.get(key, 0)
             for src in self.assignment[key]:
                 for dst in self.eligible:
-                    order = rank(src, dst)
+                    order = _rank(counts, floor, ceiling, src, dst)
                     if order is None or not self._fits(key, dst, leaving=src):
                         continue
                     # Within a rack first: it never leaves another replica nowhere to go.
@@ -385,6 +422,16 @@ class _Work:
                         following.append(other)
             frontier = following
         return None
+
+
+def _rank(counts: Counter[int], floor: int, ceiling: int, src: int, dst: int) -> int | None:
+    """How much moving a replica from ``src`` to ``dst`` helps balance: 0 fixes an excess
+    and a shortfall at once, 1 one of them, None neither."""
+    fixes_excess = counts[src] > ceiling and counts[dst] < ceiling
+    fixes_shortfall = counts[dst] < floor and counts[src] > floor
+    if fixes_excess and fixes_shortfall:
+        return 0
+    return 1 if fixes_excess or fixes_shortfall else None
 
 
 def _ids(items: Iterable[int]) -> str:

@@ -17,15 +17,18 @@ seed 002's zero-downtime linking on stock Kafka targets).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, GroupActiveError
-from kmigrate.gateway.control import mover
 from kmigrate.gateway.control.registry import Registry, configured
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.plan import Plan
 from kmigrate.model.cluster import TopicPartitionOffset
+
+if TYPE_CHECKING:
+    from kmigrate.gateway.control import mover
 
 Report = Callable[[str], None]
 
@@ -114,6 +117,9 @@ def promote(
         route.cluster_of(p) == plan.target and route.migrations.get(p) for p in range(partitions)
     ):
         return []
+    # The fence pulls in the Kafka protocol library: only when a promote flips routes.
+    from kmigrate.gateway.control import mover
+
     return mover.smooth(
         settings,
         registry,

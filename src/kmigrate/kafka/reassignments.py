@@ -12,10 +12,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafka import TopicPartition
-from kafka.admin import KafkaAdminClient
-from kafka.errors import KafkaError
-
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnreachableError, ConflictError, KafkaOperationError
 
@@ -46,6 +42,10 @@ class Reassignments:
             options["sasl_mechanism"] = conf.get("sasl.mechanism", "PLAIN").upper()
             options["sasl_plain_username"] = conf.get("sasl.username")
             options["sasl_plain_password"] = conf.get("sasl.password")
+        # kafka-python: imported here, not at start-up (`kmigrate reassign --help`).
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError
+
         try:
             self._client = KafkaAdminClient(**options)
         except KafkaError:
@@ -62,6 +62,8 @@ class Reassignments:
         self._client.close()
 
     def _call(self, action: str, step: Any, *args: Any, **kwargs: Any) -> Any:
+        from kafka.errors import KafkaError
+
         try:
             return step(*args, **kwargs)
         except KafkaError as exc:
@@ -71,6 +73,8 @@ class Reassignments:
 
     def submit(self, moves: Mapping[Key, Iterable[int] | None]) -> None:
         """Start (replica list) or cancel (None) the reassignment of each partition."""
+        from kafka import TopicPartition
+
         request = {
             TopicPartition(t, p): (list(r) if r is not None else None)
             for (t, p), r in moves.items()
@@ -102,6 +106,8 @@ class Reassignments:
     def replica_sizes(self, brokers: Iterable[int]) -> dict[tuple[str, int, int], int]:
         """(topic, partition, broker) -> bytes on that broker's disk, for each of
         ``brokers`` that answers (a broker that just died may still be listed)."""
+        from kafka.errors import KafkaError
+
         sizes: dict[tuple[str, int, int], int] = {}
         for broker in brokers:
             try:

@@ -10,7 +10,6 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
 from kmigrate.cli.operations import (
     acting,
-    check_output,
     choose_operator,
     cluster_flag,
     host_port,
@@ -19,6 +18,7 @@ from kmigrate.cli.operations import (
     read_plan,
 )
 from kmigrate.cli.options import confirm, confirm_options, json_option, require, timeout_option
+from kmigrate.cli.plan_output import writable
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -137,7 +137,7 @@ def plan(
     cluster = app.settings.cluster(kafka)
     for name in probe_as:
         app.settings.cluster(name)  # known before anything is asked
-    check_output(output, force)
+    writable(output, force)
     with ClusterAdmin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
     controllers = chosen or _free_endpoints(count, [b.host for b in view.brokers])

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from kmigrate.cli import render
 from kmigrate.cli.options import cluster_option, renamed
 from kmigrate.config import ClusterConfig, Settings, read_user_file
-from kmigrate.errors import ConfigError, ConflictError, NotFoundError
+from kmigrate.errors import ConfigError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.operations import MoveEvent
 from kmigrate.runbook.operation import Operation
@@ -38,16 +38,6 @@ def read_plan(path: Path, parse: Callable[[str, str], T]) -> T:
     if not path.exists():
         raise NotFoundError(f"plan file {path} does not exist")
     return parse(read_user_file(path, "plan file"), str(path))
-
-
-def check_output(output: Path, force: bool) -> None:
-    """A plan file can be written at ``output``: checked before anything is contacted."""
-    if output.is_dir():
-        raise ConfigError(f"-o {output} is a folder; name the plan file to write")
-    if output.exists() and not force:
-        raise ConflictError(f"{output} exists; pass --force to overwrite it")
-    if not output.parent.is_dir():
-        raise ConfigError(f"-o {output}: folder {output.parent} does not exist")
 
 
 def zk_path(value: str, option: str) -> str:

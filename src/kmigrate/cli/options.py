@@ -117,16 +117,7 @@ def topics_option(
     required: bool = False,
     default: str | None = None,
 ) -> Callable[[F], F]:
-    extra: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
-    return click.option(
-        "--topics",
-        "topics",
-        required=required,
-        metavar="REGEX",
-        callback=_check_regex,
-        help=help,
-        **extra,
-    )
+    return regex_option("--topics", help, required, default)
 
 
 def groups_option(
@@ -134,10 +125,15 @@ def groups_option(
     required: bool = False,
     default: str | None = None,
 ) -> Callable[[F], F]:
+    return regex_option("--groups", help, required, default)
+
+
+def regex_option(flag: str, help: str, required: bool, default: str | None) -> Callable[[F], F]:
+    """``flag REGEX``, checked to compile before anything runs."""
     extra: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
     return click.option(
-        "--groups",
-        "groups",
+        flag,
+        flag.lstrip("-"),
         required=required,
         metavar="REGEX",
         callback=_check_regex,

@@ -10,7 +10,6 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
 from kmigrate.cli.operations import (
     acting,
-    check_output,
     choose_operator,
     cluster_flag,
     print_history,
@@ -25,6 +24,7 @@ from kmigrate.cli.options import (
     require,
     timeout_option,
 )
+from kmigrate.cli.plan_output import writable
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -76,7 +76,7 @@ def plan(
     settings = app.settings
     cluster = settings.cluster(kafka)
     source_cfg, target_cfg = resolve_ensemble(settings, source), resolve_ensemble(settings, target)
-    check_output(output, force)
+    writable(output, force)
     with ClusterAdmin(cluster) as admin:
         probe = read_kafka(admin, source_cfg, "")
         root = root_given if root_given is not None else chroot_of(probe.zookeeper_connect)

@@ -35,12 +35,6 @@ class Groups:
         result = conn.wait(
             conn.client.list_consumer_groups(request_timeout=conn.timeout), "list groups"
         )
-        if result.errors:
-            # A broker that did not answer: its groups are missing from ``valid``, and a
-            # listing that silently leaves them out (or looks empty) would mislead.
-            error = result.errors[0]
-            failure = error if isinstance(error, Exception) else KafkaException(error)
-            raise conn.translate(failure, "list groups")
         return sorted(
             (
                 GroupSummary(g.group_id, enum_name(g.state), g.is_simple_consumer_group)

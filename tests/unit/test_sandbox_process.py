@@ -1,5 +1,6 @@
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -7,8 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from tests.helpers import wait_for
 
-from kmigrate.sandbox.process import is_ours, stop_processes, tail
+from kmigrate.sandbox.process import is_ours, is_running, stop_processes, tail
 
 # Answers "pong" to every stdin line: proof the process is alive and unsignalled.
 ECHO = (
@@ -22,6 +24,17 @@ STUBBORN = (
     "time.sleep(60)\n"
 )
 SLEEPER = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+# Listens in a second thread, prints its port, and ends its main thread alone (as a
+# killed JVM's main thread does first): the process shows as a zombie while its
+# socket still accepts connections.
+HEADLESS = (
+    "import ctypes, socket, threading, time\n"
+    "server = socket.create_server(('127.0.0.1', 0))\n"
+    "threading.Thread(target=lambda: time.sleep(60)).start()\n"
+    "print('ready', flush=True)\n"
+    "print(server.getsockname()[1], flush=True)\n"
+    "ctypes.CDLL(None).pthread_exit(None)\n"
+)
 
 
 @contextmanager
@@ -105,6 +118,21 @@ def test_is_ours_is_false_once_the_process_has_exited_but_is_not_reaped(props):
         # Wait until it is a zombie without reaping it, so its /proc entry stays.
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         assert is_ours(proc.pid, props) is False
+
+
+def test_a_process_whose_main_thread_ended_runs_until_its_last_thread_is_gone(props):
+    with _child(HEADLESS, str(props)) as proc:
+        port = int(proc.stdout.readline())
+        wait_for(lambda: _state(proc.pid) == "Z", timeout=10, message="main thread ended")
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # still listening
+        assert is_running(proc.pid) is True
+        proc.kill()
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        assert is_running(proc.pid) is False
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
 def test_is_ours_is_false_after_the_process_is_reaped(props):

@@ -127,14 +127,24 @@ def is_ours(pid: int | None, properties: Path) -> bool:
 
 
 def is_running(pid: int | None) -> bool:
-    """True while ``pid`` exists and is not a zombie (whoever it belongs to)."""
+    """True while ``pid`` exists and is not a zombie (whoever it belongs to).
+
+    A JVM's main thread turns zombie as soon as it is killed, while its other threads
+    are still exiting and its sockets still accept connections: the process is running
+    until its last thread is gone.
+    """
     if not pid:
         return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    if stat.rsplit(")", 1)[1].split()[0] != "Z":
+        return True
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
@@ -144,22 +154,24 @@ def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while alive and time.monotonic() < deadline:
-        alive = {pid: p for pid, p in alive.items() if is_ours(pid, p)}
+        alive = {pid: p for pid, p in alive.items() if is_running(pid)}
         time.sleep(0.1)
     for pid, p in alive.items():
         if is_ours(pid, p):
             _signal(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while any(is_ours(pid, p) for pid, p in alive.items()) and time.monotonic() < deadline:
+    while any(is_running(pid) for pid in alive) and time.monotonic() < deadline:
         time.sleep(0.1)
 
 
 def kill_process(pid: int, properties: Path, timeout: float = 30.0) -> None:
-    """SIGKILL the broker started with ``properties`` (no controlled shutdown)."""
-    if is_ours(pid, properties):
-        _signal(pid, signal.SIGKILL)
+    """SIGKILL the broker started with ``properties`` (no controlled shutdown); returns
+    once its last thread is gone, so that its ports no longer accept connections."""
+    if not is_ours(pid, properties):
+        return
+    _signal(pid, signal.SIGKILL)
     deadline = time.monotonic() + timeout
-    while is_ours(pid, properties) and time.monotonic() < deadline:
+    while is_running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

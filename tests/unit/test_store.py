@@ -90,6 +90,37 @@ def test_batches_extend_the_map_and_merge_continuing_runs(store: Store) -> None:
     assert state.map.translate(9).exactness is Exactness.BELOW_MAP_START
 
 
+def test_one_batch_over_many_partitions_and_two_links_keeps_each_map_apart(
+    store: Store,
+) -> None:
+    """A batch writes many partitions' runs at once; another link mirroring topics of
+    the same names keeps its own map, and a partition without a new timestamp keeps
+    its last one."""
+    other = Link("c-to-d", "c", "d", "orders.*", StartPosition("earliest"))
+    save_link(store, LINK)
+    save_link(store, other)
+    keys = [(t, p) for t in ("orders", "orders.eu") for p in range(3)]
+    for link in (LINK.name, other.name):
+        for t, p in keys:
+            start_partition(store, link, t, p, source_start=0, target_start=100)
+    first = [PartitionUpdate(t, p, (OffsetRun(0, 100, p + 1),), p + 1, 7) for t, p in keys]
+    record_batch(store, LINK.name, first)
+    record_batch(store, other.name, [PartitionUpdate("orders", 1, (OffsetRun(0, 100, 9),), 9, 8)])
+    record_batch(
+        store,
+        LINK.name,
+        [PartitionUpdate(t, p, (OffsetRun(p + 1, 101 + p, 2),), p + 3, None) for t, p in keys],
+    )
+    mine = {(s.topic, s.partition): s for s in load_partitions(store, LINK.name)}
+    for t, p in keys:
+        assert mine[(t, p)].map.runs == (OffsetRun(0, 100, p + 3),), (t, p)
+        assert (mine[(t, p)].map.source_next, mine[(t, p)].mirrored) == (p + 3, p + 3)
+        assert mine[(t, p)].last_timestamp == 7
+    theirs = {(s.topic, s.partition): s for s in load_partitions(store, other.name)}
+    assert theirs[("orders", 1)].map.runs == (OffsetRun(0, 100, 9),)
+    assert theirs[("orders", 0)].map.runs == ()
+
+
 def test_a_gap_is_recorded_once_and_only_widens(store: Store) -> None:
     record_gap(store, "l", Gap("t", 0, 100, 150, "deleted by retention before mirrored"))
     record_gap(store, "l", Gap("t", 0, 100, 140, "deleted by retention before mirrored"))

@@ -55,6 +55,7 @@ from kmigrate.spark.kafka_range import (
     read_range,
     worker_client,
 )
+from kmigrate.spark.kafka_ranges import RangesReader
 
 _METADATA_LAGS = {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
 
@@ -156,9 +157,52 @@ class _Chunk:
 
 
 def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[RangeResult]:
-    """The Spark task function (``mapPartitions``): one result per planned range."""
+    """The Spark task function (``mapPartitions``): one result per planned range.
+
+    Ranges whose target ends where the map says are read together (one consumer
+    assigned to all their partitions) and written through the one producer, drained
+    once: a task's cost follows its bytes, not its partition count. A range whose
+    target holds more than the map knows (an interrupted attempt) is read back and
+    copied on its own first.
+    """
+    plans = list(plans)
     for plan in plans:
-        yield _RangeCopy(settings, plan).run()
+        if plan.actual_end != plan.expected_end:
+            yield _RangeCopy(settings, plan, _Output(settings)).run()
+    together = [p for p in plans if p.actual_end == p.expected_end]
+    if together:
+        yield from _copy_together(settings, together)
+
+
+def _copy_together(settings: CopySettings, plans: list[RangePlan]) -> Iterator[RangeResult]:
+    output = _Output(settings)
+    copies = {(p.topic, p.partition): _RangeCopy(settings, p, output) for p in plans}
+    reader = RangesReader(
+        settings.source,
+        [OffsetRange(p.topic, p.partition, p.start, p.end) for p in plans],
+        stall_timeout_s=settings.outage_s,
+    )
+    size = 0
+    for offsets, read in reader:
+        copy = copies[(offsets.topic, offsets.partition)]
+        if isinstance(read, RangeReadError):
+            copy.result.fail(SOURCE_UNAVAILABLE if read.transient else "kafka", _read_failure(read))
+            continue
+        size += copy.take(read)
+        if copy.result.error is not None:
+            reader.stop(offsets)
+        if output.abandoned or size >= settings.max_bytes:
+            break
+    unfinished = set(reader.open)
+    reader.close()
+    remaining = output.drain(_partitions(plans))
+    for key, copy in copies.items():
+        if key not in unfinished:
+            copy.result.next_offset = copy.plan.end
+        elif copy.read_to is not None:
+            copy.result.next_offset = copy.read_to  # the rest is the next batch's
+        copy.finish(remaining)
+        yield copy.result
 
 
 SOURCE_UNAVAILABLE = "source-unavailable"
@@ -185,22 +229,71 @@ class _Writer:
             self.trouble = error
 
 
-class _RangeCopy:
-    def __init__(self, settings: CopySettings, plan: RangePlan) -> None:
+class _Output:
+    """The worker's target producer as the ranges of one task share it: drained once
+    for all of them, and given up on for all of them when the target stops answering."""
+
+    def __init__(self, settings: CopySettings) -> None:
         self.settings = settings
-        self.plan = plan
-        self.result = RangeResult(plan.topic, plan.partition)
-        self.verified: list[tuple[int, int]] = []  # (source, target) found on the target
-        self.chunks: list[_Chunk] = []
-        self.on_target: Generator[Any, None, None] | None = None  # records to read back
         self.config = settings.producer_config()
         self.writer: _Writer = worker_client("producer", self.config, self._new_writer)
         self.writer.trouble = None
         self.producer: Producer = self.writer.producer
+        self.results: list[RangeResult] = []
         self.abandoned = False  # the target stopped acknowledging; the producer was purged
 
     def _new_writer(self) -> _Writer:
         return _Writer(self.config)
+
+    def drain(self, where: str) -> int:
+        """Wait for the delivery reports of everything produced to ``where``; returns how
+        many are still missing (the flush timeout passed, or the target stopped
+        acknowledging)."""
+        deadline = time.monotonic() + self.settings.flush_timeout_s
+        remaining = len(self.producer)
+        stall = _Stall(remaining, self.settings.outage_s)
+        while remaining and not self.abandoned:
+            remaining = self.producer.flush(min(1.0, max(deadline - time.monotonic(), 0)))
+            if remaining and stall.stuck(remaining):
+                self.abandon(where)
+            elif time.monotonic() >= deadline:
+                break
+        return remaining
+
+    def abandon(self, where: str) -> None:
+        """The target acknowledged nothing for ``outage_s``: stop waiting. What the
+        producer still holds is purged (delivery reports fail those chunks) and the
+        producer dropped, so nothing of this attempt is sent later; records already
+        sent may still land, and the next attempt reads them back. Every range of the
+        task reports the target unavailable (its proven chunks still count)."""
+        if self.abandoned:
+            return
+        self.abandoned = True
+        trouble = self.writer.trouble
+        condition = (
+            condition_of(trouble, where)
+            if trouble is not None
+            else f"no acknowledgement from {where} for {self.settings.outage_s:g}s"
+        )
+        for result in self.results:
+            result.fail(TARGET_UNAVAILABLE, condition)
+        self.producer.purge(in_queue=True, in_flight=True, blocking=True)
+        self.producer.flush(0)
+        forget_client("producer", self.config)
+
+
+class _RangeCopy:
+    def __init__(self, settings: CopySettings, plan: RangePlan, output: _Output) -> None:
+        self.settings = settings
+        self.plan = plan
+        self.output = output
+        self.result = RangeResult(plan.topic, plan.partition)
+        output.results.append(self.result)
+        self.verified: list[tuple[int, int]] = []  # (source, target) found on the target
+        self.chunks: list[_Chunk] = []
+        self.on_target: Generator[Any, None, None] | None = None  # records to read back
+        self.producer: Producer = output.producer
+        self.read_to: int | None = None  # the source offset after the last record read
 
     @property
     def to_verify(self) -> int:
@@ -220,7 +313,7 @@ class _RangeCopy:
             result.fail(TARGET_UNAVAILABLE if transient else "kafka", _read_failure(exc.cause))
         finally:
             self._close_reader()
-        self._finish()
+        self.finish(self.output.drain(_where(self.plan)) if self.chunks else 0)
         return result
 
     def _copy(self) -> None:
@@ -230,19 +323,26 @@ class _RangeCopy:
         for read in read_range(
             self.settings.source, source, stall_timeout_s=self.settings.outage_s
         ):
-            if result.first_seen is None:
-                result.first_seen = read[0].offset()
-            result.seen += len(read)
-            read_to = read[-1].offset() + 1
-            messages = self._verify(read) if self.to_verify > 0 else read
-            if messages and result.error is None:
-                size += self._send(messages)
+            size += self.take(read)
             if result.error is not None:
                 return
             if size >= self.settings.max_bytes:
-                result.next_offset = read_to
+                result.next_offset = self.read_to
                 return
         result.next_offset = plan.end
+
+    def take(self, read: list[Any]) -> int:
+        """Copy the next records read from the range (after reading back what the target
+        holds beyond the map); returns their key and value bytes."""
+        result = self.result
+        if result.first_seen is None:
+            result.first_seen = read[0].offset()
+        result.seen += len(read)
+        self.read_to = read[-1].offset() + 1
+        messages = self._verify(read) if self.to_verify > 0 else read
+        if messages and result.error is None:
+            return self._send(messages)
+        return 0
 
     def _verify(self, messages: list[Any]) -> list[Any]:
         """The target holds records the map does not know: they must be the range's next.
@@ -325,7 +425,7 @@ class _RangeCopy:
                 # The queue is full: wait for acknowledgements, unless they stopped coming.
                 self.producer.poll(0.05)
                 if stall.stuck(len(self.producer)):
-                    self._abandon()
+                    self.output.abandon(_where(self.plan))
                     return False
             except KafkaException as exc:
                 code = exc.args[0].code() if exc.args else None
@@ -340,42 +440,9 @@ class _RangeCopy:
                 self.result.fail("kafka", f"producing to {_where(self.plan)} failed: {exc}")
                 return False
 
-    def _drain(self) -> int:
-        """Wait for the delivery reports of everything produced; returns how many are
-        still missing (the flush timeout passed, or the target stopped acknowledging)."""
-        deadline = time.monotonic() + self.settings.flush_timeout_s
-        remaining = len(self.producer)
-        stall = _Stall(remaining, self.settings.outage_s)
-        while remaining and not self.abandoned:
-            remaining = self.producer.flush(min(1.0, max(deadline - time.monotonic(), 0)))
-            if remaining and stall.stuck(remaining):
-                self._abandon()
-            elif time.monotonic() >= deadline:
-                break
-        return remaining
-
-    def _abandon(self) -> None:
-        """The target acknowledged nothing for ``outage_s``: stop waiting. What the
-        producer still holds is purged (delivery reports fail those chunks) and the
-        producer dropped, so nothing of this attempt is sent later; records already
-        sent may still land, and the next attempt reads them back."""
-        if self.abandoned:
-            return
-        self.abandoned = True
-        trouble = self.writer.trouble
-        condition = (
-            condition_of(trouble, _where(self.plan))
-            if trouble is not None
-            else f"no acknowledgement from {_where(self.plan)} for {self.settings.outage_s:g}s"
-        )
-        self.result.fail(TARGET_UNAVAILABLE, condition)
-        self.producer.purge(in_queue=True, in_flight=True, blocking=True)
-        self.producer.flush(0)
-        forget_client("producer", self.config)
-
-    def _finish(self) -> None:
-        """Wait for the chunks' delivery reports and turn the proven ones into runs."""
-        remaining = self._drain() if self.chunks else 0
+    def finish(self, remaining: int) -> None:
+        """Turn the chunks whose delivery reports came (the producer was drained; the
+        reports of ``remaining`` records are missing) into runs."""
         result, plan = self.result, self.plan
         runs = runs_from_deliveries(self.verified)
         expected = plan.expected_end + len(self.verified)
@@ -386,7 +453,7 @@ class _RangeCopy:
             if problem is not None:
                 result.fail(*problem)
                 if chunk.fatal:
-                    forget_client("producer", self.config)
+                    forget_client("producer", self.output.config)
                 break
             assert chunk.first is not None
             runs.extend(runs_of_chunk(chunk.sources, chunk.first))
@@ -421,6 +488,12 @@ def _chunk_problem(
 
 def _where(plan: RangePlan) -> str:
     return f"{plan.topic}[{plan.partition}]"
+
+
+def _partitions(plans: list[RangePlan]) -> str:
+    if len(plans) == 1:
+        return _where(plans[0])
+    return f"{_where(plans[0])} and {len(plans) - 1} more target partition(s)"
 
 
 def _read_failure(exc: RangeReadError) -> str:

@@ -135,7 +135,7 @@ def _records(consumer: Consumer, offsets: OffsetRange, stall_s: float) -> Iterat
     watch = _Watch(offsets, stall_s)
     first = True
     while True:
-        messages = _next_messages(consumer)
+        messages = next_messages(consumer)
         if first and messages:
             # librdkafka drops what was fetched for an earlier assignment of this cached
             # consumer; a record of another partition here would be copied to the wrong
@@ -198,26 +198,30 @@ class _Watch:
         self.last = time.monotonic()
 
     def check(self) -> None:
-        if time.monotonic() - self.last <= self.stall_s:
-            return
-        where, trouble = _where(self.offsets), self.trouble
-        why = f" ({trouble.str()})" if trouble is not None else ""
-        raise RangeReadError(
-            f"reading {self.offsets}: no record for {self.stall_s:g}s{why}",
-            transient=True,
-            condition=(
-                condition_of(trouble, where)
-                if trouble is not None
-                else f"no record from {where} for {self.stall_s:g}s"
-            ),
-        )
+        if time.monotonic() - self.last > self.stall_s:
+            raise stalled(self.offsets, self.stall_s, self.trouble)
+
+
+def stalled(offsets: OffsetRange, stall_s: float, trouble: KafkaError | None) -> RangeReadError:
+    """The transient error of a range that got no record for ``stall_s``."""
+    where = _where(offsets)
+    why = f" ({trouble.str()})" if trouble is not None else ""
+    return RangeReadError(
+        f"reading {offsets}: no record for {stall_s:g}s{why}",
+        transient=True,
+        condition=(
+            condition_of(trouble, where)
+            if trouble is not None
+            else f"no record from {where} for {stall_s:g}s"
+        ),
+    )
 
 
 def _where(offsets: OffsetRange) -> str:
     return f"{offsets.topic}[{offsets.partition}]"
 
 
-def _next_messages(consumer: Consumer) -> list[Any]:
+def next_messages(consumer: Consumer) -> list[Any]:
     """What is fetched already, without waiting; else wait up to 0.5 s for the first
     message (consume(n, timeout) would wait the whole timeout for n messages)."""
     messages: list[Any] = consumer.consume(CONSUME_BATCH, 0)

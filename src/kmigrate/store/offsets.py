@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Table, and_, select
+from sqlalchemy import ColumnElement, Connection, Table, and_, bindparam, func, select
 
 from kmigrate.model.links import Gap, PartitionState
 from kmigrate.model.offsets import OffsetRun, PartitionOffsetMap, PartitionUpdate, coalesce
@@ -104,56 +104,123 @@ def load_partitions(store: Store, link: str, topic: str | None = None) -> list[P
 
 
 def record_batch(store: Store, link: str, updates: Iterable[PartitionUpdate]) -> None:
-    """Make one batch durable: new runs, read positions and counters, atomically."""
+    """Make one batch durable: new runs, read positions and counters, atomically.
+
+    A constant number of statements whatever the number of partitions: the batch's
+    map headers and last runs are read in one query each, and the changes written with
+    one executemany per kind (run merged, run added, header moved on).
+    """
+    updates = list(updates)
+    if not updates:
+        return
     stamp = now_ms()
+    topics = sorted({u.topic for u in updates})
     with store.transaction() as conn:
+        headers = _headers_of(conn, link, topics)
+        lasts = _last_runs_of(conn, link, topics)
+        merged: list[dict[str, Any]] = []
+        added: list[dict[str, Any]] = []
+        moved: list[dict[str, Any]] = []
         for update in updates:
-            _apply(conn, link, update, stamp)
-
-
-def _apply(conn: Connection, link: str, update: PartitionUpdate, stamp: int) -> None:
-    where = _of_partition(offset_runs, link, update.topic, update.partition)
-    runs = list(update.runs)
-    last = conn.execute(
-        select(offset_runs).where(where).order_by(offset_runs.c.source_start.desc()).limit(1)
-    ).first()
-    if last is not None and runs:
-        previous = OffsetRun(last.source_start, last.target_start, last.length)
-        merged = coalesce([previous, runs[0]])
-        if len(merged) == 1:
+            key = (update.topic, update.partition)
+            runs = list(update.runs)
+            last = lasts.get(key)
+            if last is not None and runs:
+                previous = OffsetRun(last.source_start, last.target_start, last.length)
+                joined = coalesce([previous, runs[0]])
+                if len(joined) == 1:
+                    merged.append({"run_id": last.id, "new_length": joined[0].length})
+                    runs = runs[1:]
+            added += [
+                {
+                    "link": link,
+                    "topic": update.topic,
+                    "partition": update.partition,
+                    "source_start": run.source_start,
+                    "target_start": run.target_start,
+                    "length": run.length,
+                }
+                for run in runs
+            ]
+            moved.append(_moved(headers[key], update, stamp))
+        if merged:
             conn.execute(
                 offset_runs.update()
-                .where(offset_runs.c.id == last.id)
-                .values(length=merged[0].length)
+                .where(offset_runs.c.id == bindparam("run_id"))
+                .values(length=bindparam("new_length")),
+                merged,
             )
-            runs = runs[1:]
-    for run in runs:
-        conn.execute(
-            offset_runs.insert().values(
-                link=link,
-                topic=update.topic,
-                partition=update.partition,
-                source_start=run.source_start,
-                target_start=run.target_start,
-                length=run.length,
-            )
+        if added:
+            conn.execute(offset_runs.insert(), added)
+        conn.execute(_HEADER_MOVE, moved)
+
+
+_HEADER_MOVE = (
+    map_partitions.update()
+    .where(
+        and_(
+            map_partitions.c.link == bindparam("key_link"),
+            map_partitions.c.topic == bindparam("key_topic"),
+            map_partitions.c.partition == bindparam("key_partition"),
         )
-    written = sum(r.length for r in update.runs)
-    header: Any = _header(conn, link, update.topic, update.partition)
-    elapsed_s = max(stamp - header.updated_ms, 1) / 1000
-    values: dict[str, object] = {
-        "source_next": update.source_next,
-        "mirrored": header.mirrored + written,
-        "records_per_s": written / elapsed_s,
-        "updated_ms": stamp,
-    }
-    if update.last_timestamp is not None:
-        values["last_timestamp"] = update.last_timestamp
-    conn.execute(
-        map_partitions.update()
-        .where(_of_partition(map_partitions, link, update.topic, update.partition))
-        .values(**values)
     )
+    .values(
+        source_next=bindparam("new_next"),
+        mirrored=bindparam("new_mirrored"),
+        records_per_s=bindparam("new_rate"),
+        updated_ms=bindparam("new_updated"),
+        last_timestamp=bindparam("new_timestamp"),
+    )
+)
+
+
+def _moved(header: Any, update: PartitionUpdate, stamp: int) -> dict[str, Any]:
+    written = sum(r.length for r in update.runs)
+    elapsed_s = max(stamp - header.updated_ms, 1) / 1000
+    timestamp = update.last_timestamp
+    return {
+        "key_link": header.link,
+        "key_topic": update.topic,
+        "key_partition": update.partition,
+        "new_next": update.source_next,
+        "new_mirrored": header.mirrored + written,
+        "new_rate": written / elapsed_s,
+        "new_updated": stamp,
+        "new_timestamp": header.last_timestamp if timestamp is None else timestamp,
+    }
+
+
+def _headers_of(conn: Connection, link: str, topics: list[str]) -> dict[tuple[str, int], Any]:
+    rows = conn.execute(
+        select(map_partitions).where(
+            map_partitions.c.link == link, map_partitions.c.topic.in_(topics)
+        )
+    )
+    return {(r.topic, r.partition): r for r in rows}
+
+
+def _last_runs_of(conn: Connection, link: str, topics: list[str]) -> dict[tuple[str, int], Any]:
+    """Each partition's run with the highest source start (one query, on the index)."""
+    runs = offset_runs
+    latest = (
+        select(runs.c.topic, runs.c.partition, func.max(runs.c.source_start).label("start"))
+        .where(runs.c.link == link, runs.c.topic.in_(topics))
+        .group_by(runs.c.topic, runs.c.partition)
+        .subquery()
+    )
+    rows = conn.execute(
+        select(runs)
+        .join(
+            latest,
+            and_(
+                runs.c.topic == latest.c.topic,
+                runs.c.partition == latest.c.partition,
+                runs.c.source_start == latest.c.start,
+            ),
+        )
+        .where(runs.c.link == link)
+    )
+    return {(r.topic, r.partition): r for r in rows}
 
 
 def record_gap(store: Store, link: str, gap: Gap) -> None:

@@ -1,13 +1,14 @@
 """The Spark side of verification: chunk digests of both clusters in one job, and
 reading back a few records where they differ.
 
-Each task reads one offset range of one partition on one side with confluent-kafka
-(``spark.kafka_range``) and returns only its chunk digests: records never become Spark
-rows. A record's fingerprint is XXH3-128 over its key, value, headers in order,
-timestamp and timestamp type, each length-prefixed (None and empty differ); a chunk's
-digest chains ``CHUNK`` fingerprints in order (see ``compare``). One task per range,
-never split, is what makes position-by-position chunks possible. Runs unchanged on any
-Spark master; the read-back for a difference report runs on the driver.
+Each task reads its offset ranges (one per partition and side) with confluent-kafka,
+all ranges of a side at once (``spark.kafka_ranges``), and returns only their chunk
+digests: records never become Spark rows. A record's fingerprint is XXH3-128 over its
+key, value, headers in order, timestamp and timestamp type, each length-prefixed (None
+and empty differ); a chunk's digest chains ``CHUNK`` fingerprints in order (see
+``compare``). A range is never split between tasks, which is what makes
+position-by-position chunks possible. Runs unchanged on any Spark master; the
+read-back for a difference report runs on the driver.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
 
 from kmigrate.config import ClusterConfig
-from kmigrate.spark.kafka_range import OffsetRange, read_range
+from kmigrate.spark.kafka_range import OffsetRange, RangeReadError, read_range
+from kmigrate.spark.kafka_ranges import RangesReader
 from kmigrate.spark.tasks import run_tasks
 from kmigrate.verify.compare import CHUNK, Chunk, RecordView
 from kmigrate.verify.ranges import Span
@@ -101,46 +103,76 @@ class DigestResult:
 
 
 def digest_ranges(tasks: Iterable[DigestTask]) -> Iterator[DigestResult]:
-    """The Spark task function: the chunk digests of each range, in offset order."""
+    """The Spark task function: the chunk digests of each range, in offset order.
+
+    A side's ranges are read together (one consumer assigned to all their partitions),
+    so a task's cost follows its bytes, not its number of ranges.
+    """
+    by_side: dict[str, list[DigestTask]] = {}
     for task in tasks:
-        yield DigestResult(task.side, task.topic, task.partition, _digest(task))
+        by_side.setdefault(task.side, []).append(task)
+    for side, side_tasks in by_side.items():
+        digests = {(t.topic, t.partition): _Digest(t) for t in side_tasks}
+        reader = RangesReader(
+            side_tasks[0].cluster,
+            [OffsetRange(t.topic, t.partition, t.span.start, t.span.end) for t in side_tasks],
+            role=f"verify:{side}",
+        )
+        for offsets, read in reader:
+            if isinstance(read, RangeReadError):
+                reader.close()
+                raise read
+            digest = digests[(offsets.topic, offsets.partition)]
+            if digest.add(read):
+                reader.stop(offsets)
+        for digest in digests.values():
+            yield digest.result()
 
 
-def _digest(task: DigestTask) -> list[Chunk]:
-    chunks: list[Chunk] = []
-    prints: list[bytes] = []
-    first = last = -1
-    size = 0
-    left = task.limit
-    offsets = OffsetRange(task.topic, task.partition, task.span.start, task.span.end)
-    reader = read_range(task.cluster, offsets)
-    try:
-        for read in reader:
-            messages = read if left is None else read[:left]
-            if left is not None:
-                left -= len(messages)
-            # The hot loop of verify: the fingerprint inline, no RecordView per record.
-            for message in messages:
-                kind, ts = message.timestamp()
-                key, value = message.key(), message.value()
-                headers = message.headers() or ()
-                if not prints:
-                    first = message.offset()
-                prints.append(fingerprint(key, value, headers, ts, _TS_TYPE.get(kind, -1)))
-                size += (len(key) if key else 0) + (len(value) if value else 0)
-                if len(prints) == CHUNK:
-                    last = message.offset()
-                    chunks.append(_chunk(len(chunks), first, last, prints, size))
-                    prints, size = [], 0
-            if messages:
-                last = messages[-1].offset()
-            if left == 0:
-                break
-    finally:
-        reader.close()
-    if prints:
-        chunks.append(_chunk(len(chunks), first, last, prints, size))
-    return chunks
+class _Digest:
+    """One range's chunk digests as its records arrive."""
+
+    def __init__(self, task: DigestTask) -> None:
+        self.task = task
+        self.chunks: list[Chunk] = []
+        self.prints: list[bytes] = []
+        self.first = self.last = -1
+        self.size = 0
+        self.left = task.limit
+
+    def add(self, read: list[Any]) -> bool:
+        """Fingerprint ``read``; True once the range's ``limit`` is reached."""
+        messages = read if self.left is None else read[: self.left]
+        if self.left is not None:
+            self.left -= len(messages)
+        prints = self.prints
+        # The hot loop of verify: the fingerprint inline, no RecordView per record.
+        for message in messages:
+            kind, ts = message.timestamp()
+            key, value = message.key(), message.value()
+            headers = message.headers() or ()
+            if not prints:
+                self.first = message.offset()
+            prints.append(fingerprint(key, value, headers, ts, _TS_TYPE.get(kind, -1)))
+            self.size += (len(key) if key else 0) + (len(value) if value else 0)
+            if len(prints) == CHUNK:
+                self.last = message.offset()
+                self.chunks.append(
+                    _chunk(len(self.chunks), self.first, self.last, prints, self.size)
+                )
+                prints.clear()
+                self.size = 0
+        if messages:
+            self.last = messages[-1].offset()
+        return self.left == 0
+
+    def result(self) -> DigestResult:
+        if self.prints:
+            last = _chunk(len(self.chunks), self.first, self.last, self.prints, self.size)
+            self.chunks.append(last)
+            self.prints = []
+        task = self.task
+        return DigestResult(task.side, task.topic, task.partition, self.chunks)
 
 
 def _chunk(index: int, first: int, last: int, prints: list[bytes], size: int) -> Chunk:

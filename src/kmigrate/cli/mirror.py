@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,12 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.mirror_status import print_status
 from kmigrate.cli.options import (
     Duration,
     duration_option,
     json_option,
+    limit_option,
     max_unavailable_option,
     renamed,
     require,
@@ -35,7 +38,7 @@ from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
-from kmigrate.model.links import Link
+from kmigrate.model.links import Link, compile_topics
 from kmigrate.store import Store, store_for
 from kmigrate.store.links import list_links, require_link, save_link
 from kmigrate.store.runs import get_run
@@ -203,83 +206,51 @@ def _detach(
 
 @group.command("status")
 @link_option
+@topics_option("Only these of the link's topics: a regex that must match the whole name.")
+@click.option(
+    "--partitions", "per_partition", is_flag=True, help="One row per partition, not per topic."
+)
+@limit_option(20, "topics (or partitions), those that need attention first")
 @click.option("--offline", is_flag=True, help="Do not ask the clusters (store only).")
 @json_option
 @pass_app
-def status(app: AppContext, link_name: str | None, offline: bool, as_json: bool) -> None:
-    """Per link, topic and partition: end offsets, lag, rate and the mirror's state."""
+def status(
+    app: AppContext,
+    link_name: str | None,
+    topics: str | None,
+    per_partition: bool,
+    limit: int,
+    offline: bool,
+    as_json: bool,
+) -> None:
+    """Per link: its mirror's state, then per topic the lag, lagging partitions and rate
+    (those with gaps, unreadable or largest lag first), and the totals.
+
+    --json has every partition and topic (and a "summary"), whatever --limit says.
+    """
+    pattern = compile_topics(topics) if topics is not None else None
     store = store_for(app.settings)
     links = [require_link(store, link_name)] if link_name else list_links(store)
-    results = [_status(app, store, link, offline) for link in links]
+    results = [_status(app, store, link, offline, pattern) for link in links]
     if as_json:
         render.print_json({"links": [link_json(s) for s in results]})
         return
     if not results:
         render.out.print("no links yet; start one with `kmigrate mirror start`")
     for s in results:
-        _print_status(s)
+        print_status(s, limit, per_partition)
 
 
-def _status(app: AppContext, store: Store, link: Any, offline: bool) -> LinkStatus:
+def _status(
+    app: AppContext, store: Store, link: Any, offline: bool, topics: re.Pattern[str] | None
+) -> LinkStatus:
     if offline:
-        return link_status(store, link, None, None)
+        return link_status(store, link, None, None, topics)
     with (
         ClusterAdmin(app.cluster(link.source)) as source,
         ClusterAdmin(app.cluster(link.target)) as target,
     ):
-        return link_status(store, link, source, target)
-
-
-def _print_status(s: LinkStatus) -> None:
-    reason = f" ({s.reason})" if s.reason else ""
-    rate = f", {s.run.records_per_s:,.0f} records/s" if s.run and s.state == "running" else ""
-    render.out.print(
-        f"[bold]link {s.link.name}[/bold]: {s.link.source} -> {s.link.target}, "
-        f"topics '{s.link.topics}', mirror {s.state}{reason}{rate}, lag {_n(s.lag)}"
-    )
-    topic_state = {t.topic: t.state.value for t in s.topics}
-    render.table(
-        None,
-        [
-            "topic",
-            "partition",
-            "state",
-            "source end",
-            "mirrored to",
-            "target end",
-            "lag",
-            "lag s",
-            "records/s",
-        ],
-        [
-            (
-                p.topic,
-                p.partition,
-                topic_state.get(p.topic),
-                _n(p.source_end),
-                p.mirrored_to,
-                _n(p.target_end),
-                _n(p.lag),
-                "" if p.lag_s is None else f"{p.lag_s:.1f}",
-                f"{p.records_per_s:,.0f}",
-            )
-            for p in s.partitions
-        ],
-    )
-    for name, condition in s.unavailable.items():
-        render.out.print(
-            f"[yellow]cluster '{name}' unavailable now[/yellow] ({condition}): its offsets "
-            "are not shown"
-        )
-    for g in s.gaps:
-        render.out.print(
-            f"[red]gap[/red] {g.topic}[{g.partition}] source offsets "
-            f"{g.source_start}..{g.source_end - 1}: {g.reason}"
-        )
-
-
-def _n(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
+        return link_status(store, link, source, target, topics)
 
 
 @group.command("stop")

@@ -12,6 +12,7 @@
     how often to do something       --interval DURATION
     waiting for the end             --wait                   a flag; bounded by --timeout
     output for scripts              --json                   errors too: one JSON object on stderr
+    how many rows to show           --limit N                0 shows all; --json has all
     a destructive step              --dry-run / --yes        see `confirm`
 
 The object a command is named after is its argument (`topics describe TOPIC`,
@@ -38,6 +39,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON for scripts (errors too, on stderr)."
 )
+
+
+def limit_option(default: int, rows: str) -> Callable[[F], F]:
+    """`--limit N`: show at most N ``rows`` (0: all of them); --json always has all."""
+    return click.option(
+        "--limit",
+        "limit",
+        type=click.IntRange(0),
+        default=default,
+        show_default=True,
+        metavar="N",
+        help=f"Show at most N {rows} (0: all); --json lists them all.",
+    )
 
 
 # --- durations ---------------------------------------------------------------------------

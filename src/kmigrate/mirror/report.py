@@ -9,9 +9,12 @@ from typing import Any
 
 from kmigrate.jsonable import to_jsonable
 from kmigrate.mirror.status import LinkStatus
+from kmigrate.mirror.summary import summarise
 
 
 def link_json(s: LinkStatus) -> dict[str, Any]:
+    """Every field per link and partition, and ``summary``: the totals and one entry per
+    topic, those that need attention first (see `kmigrate.mirror.summary`)."""
     return {
         "link": s.link.name,
         "source": s.link.source,
@@ -30,6 +33,7 @@ def link_json(s: LinkStatus) -> dict[str, Any]:
         ],
         "partitions": [to_jsonable(p) for p in s.partitions],
         "gaps": [to_jsonable(g) for g in s.gaps],
+        "summary": to_jsonable(summarise(s)),
     }
 
 

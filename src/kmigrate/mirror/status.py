@@ -1,8 +1,13 @@
 """What `mirror status` shows: per link, topic and partition, read from the store and
-both clusters' end offsets."""
+both clusters' end offsets.
+
+Its round trips do not grow with the partition count: one bulk ListOffsets per cluster
+(every partition at once) and the same few store statements (run, topics, progress,
+gaps) for 4 partitions as for 10,000; the offset maps themselves are never read."""
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -10,12 +15,13 @@ from dataclasses import dataclass, field
 
 from kmigrate.errors import ClusterUnavailableError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.model.links import Gap, Link, LinkTopic, PartitionState, TopicState
+from kmigrate.model.links import Gap, Link, LinkTopic, TopicState
 from kmigrate.model.runs import LIVE_STATES, MirrorRun, RunState
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.locks import pid_alive
-from kmigrate.store.offsets import gaps_of, load_partitions
+from kmigrate.store.offsets import gaps_of
+from kmigrate.store.progress import PartitionProgress, progress_of
 from kmigrate.store.runs import get_run
 
 # A run whose heartbeat is older than this is reported as dead, whatever it last said.
@@ -72,15 +78,25 @@ def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
 
 
 def link_status(
-    store: Store, link: Link, source: ClusterAdmin | None, target: ClusterAdmin | None
+    store: Store,
+    link: Link,
+    source: ClusterAdmin | None,
+    target: ClusterAdmin | None,
+    topics: re.Pattern[str] | None = None,
 ) -> LinkStatus:
-    """The link's state; cluster offsets are left out (None) for a cluster passed as None."""
+    """The link's state; cluster offsets are left out (None) for a cluster passed as None.
+    ``topics`` (matching whole names) keeps only those topics, their partitions and gaps;
+    the clusters are asked for those partitions only."""
     run = get_run(store, link.name)
     state, reason = run_state(run)
-    topics = link_topics_of(store, link.name)
-    states = load_partitions(store, link.name)
+
+    def chosen(topic: str) -> bool:
+        return topics is None or topics.fullmatch(topic) is not None
+
+    known = [t for t in link_topics_of(store, link.name) if chosen(t.topic)]
+    states = [p for p in progress_of(store, link.name) if chosen(p.topic)]
     pairs = [(s.topic, s.partition) for s in states]
-    live = {t.topic for t in topics if t.state is not TopicState.SOURCE_DELETED}
+    live = {t.topic for t in known if t.state is not TopicState.SOURCE_DELETED}
     unavailable: dict[str, str] = {}
     source_ends = _ends(
         source,
@@ -97,9 +113,8 @@ def link_status(
         )
         for s in states
     ]
-    return LinkStatus(
-        link, state, reason, run, topics, parts, gaps_of(store, link.name), unavailable
-    )
+    gaps = [g for g in gaps_of(store, link.name) if chosen(g.topic)]
+    return LinkStatus(link, state, reason, run, known, parts, gaps, unavailable)
 
 
 def _ends(
@@ -119,9 +134,9 @@ def _ends(
 
 
 def _partition(
-    s: PartitionState, source_end: int | None, target_end: int | None, now_ms: float
+    s: PartitionProgress, source_end: int | None, target_end: int | None, now_ms: float
 ) -> PartitionStatus:
-    lag = None if source_end is None else max(source_end - s.map.source_next, 0)
+    lag = None if source_end is None else max(source_end - s.source_next, 0)
     lag_s: float | None = 0.0 if lag == 0 else None
     if lag and s.last_timestamp is not None:
         lag_s = max(now_ms - s.last_timestamp, 0) / 1000
@@ -130,7 +145,7 @@ def _partition(
         s.topic,
         s.partition,
         source_end,
-        s.map.source_next,
+        s.source_next,
         target_end,
         lag,
         lag_s,

@@ -109,12 +109,14 @@ def router(served: Served) -> APIRouter:
         return views.clusters(settings)
 
     @api.get("/links")
-    def links(offline: bool = False) -> dict[str, Any]:
-        return views.links(settings, store, offline)
+    def links(offline: bool = False, topics: str | None = None) -> dict[str, Any]:
+        """`mirror status --json`: every partition, and a per-topic "summary" (those
+        that need attention first); ``topics``, a regex, keeps only those topics."""
+        return views.links(settings, store, offline, topics)
 
     @api.get("/links/{name}")
-    def link(name: str, offline: bool = False) -> dict[str, Any]:
-        return views.link(settings, store, name, offline)
+    def link(name: str, offline: bool = False, topics: str | None = None) -> dict[str, Any]:
+        return views.link(settings, store, name, offline, topics)
 
     @api.get("/links/{name}/groups/{group}")
     def translation(name: str, group: str) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from fastapi.templating import Jinja2Templates
 
 from kmigrate.errors import NotFoundError
 from kmigrate.migration.status import next_steps
+from kmigrate.mirror.status import LinkStatus
+from kmigrate.mirror.summary import page, summarise
 from kmigrate.serve.charts import line
 from kmigrate.serve.console_steps import buttons
 from kmigrate.serve.jobs import Job
@@ -27,6 +29,7 @@ from kmigrate.store.migrations import events_of, require_migration
 TEMPLATES = Path(__file__).parent / "templates"
 POLL_S = 0.5  # how often an event stream looks for a new sample
 HISTORY_SHOWN = 30
+TOPICS_PER_PAGE = 50  # a link's page lists its topics this many at a time
 
 
 def _when(ms: int | None) -> str:
@@ -79,6 +82,15 @@ class Console:
             "events": list(reversed(events_of(self.served.store, name, HISTORY_SHOWN))),
         }
 
+    def link_live(
+        self, sample: Sample, status: LinkStatus, number: int, topic: str | None
+    ) -> dict[str, Any]:
+        """A link's live part: its totals, page ``number`` of its topics (those that
+        need attention first) and, when asked, the partitions of ``topic``."""
+        return {"status": status, "charts": self.charts(sample, status.link.name)} | link_view(
+            status, number, topic
+        )
+
     @staticmethod
     def steps(sample: Sample, name: str) -> dict[str, Any]:
         snap = sample.migrations.get(name)
@@ -125,7 +137,11 @@ class Console:
             verified=self.served.verify_runs.last.get(name),
         )
 
-    def link(self, request: Request, name: str) -> HTMLResponse:
+    def link(
+        self, request: Request, name: str, page: int = 1, topic: str | None = None
+    ) -> HTMLResponse:
+        """A link: per topic, paged, those that need attention first; ``topic``'s
+        partitions on demand."""
         sample = self.sampler.current()
         status = sample.links.get(name)
         if status is None:
@@ -134,8 +150,7 @@ class Console:
             request,
             "link.html",
             name=name,
-            status=status,
-            charts=self.charts(sample, name),
+            **self.link_live(sample, status, page, topic),
             verified=self.served.verify_runs.last.get(name),
         )
 
@@ -175,12 +190,16 @@ class Console:
 
         return self._events(request, render)
 
-    def link_events(self, request: Request, name: str) -> StreamingResponse:
+    def link_events(
+        self, request: Request, name: str, page: int = 1, topic: str | None = None
+    ) -> StreamingResponse:
+        """The link page's live part, for the same page and topic as the page."""
+
         def render(sample: Sample) -> str:
             status = sample.links.get(name)
             if status is None:
                 return "<p>the link is gone</p>"
-            return self.fragment("_link_live.html", status=status, charts=self.charts(sample, name))
+            return self.fragment("_link_live.html", **self.link_live(sample, status, page, topic))
 
         return self._events(request, render)
 
@@ -230,6 +249,22 @@ def router(served: Served) -> APIRouter:
     console.add_api_route("/console/jobs/{job_id}", pages.job)
     console.add_api_route("/console/links/{name}/verify", pages.verify, methods=["POST"])
     return console
+
+
+def link_view(status: LinkStatus, number: int, topic: str | None) -> dict[str, Any]:
+    """What the link page shows besides the charts: the totals, page ``number`` of the
+    topics (`TOPICS_PER_PAGE` each), and the partitions of ``topic`` (None: no topic
+    asked for; an empty list: the link has no such topic)."""
+    summary = summarise(status)
+    partitions = None
+    if topic is not None:
+        partitions = [p for p in status.partitions if p.topic == topic]
+    return {
+        "summary": summary,
+        "topics": page(summary.by_topic, number, TOPICS_PER_PAGE),
+        "topic": topic,
+        "partitions": partitions,
+    }
 
 
 def local_path(path: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import ExitStack
 from typing import Any
 
@@ -17,7 +18,7 @@ from kmigrate.migration.report import status_json
 from kmigrate.migration.session import load_migration
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status
-from kmigrate.model.links import Link
+from kmigrate.model.links import Link, compile_topics
 from kmigrate.reassign.report import status_json as reassignment_json
 from kmigrate.store import Store
 from kmigrate.store import reassignments as stored_moves
@@ -43,9 +44,12 @@ def clusters(settings: Settings) -> dict[str, Any]:
     }
 
 
-def live_status(settings: Settings, store: Store, link: Link) -> LinkStatus:
+def live_status(
+    settings: Settings, store: Store, link: Link, topics: re.Pattern[str] | None = None
+) -> LinkStatus:
     """A link's status with both clusters' end offsets (a cluster that does not answer
-    is named in ``unavailable``; one missing from clusters.yaml leaves the store's view)."""
+    is named in ``unavailable``; one missing from clusters.yaml leaves the store's view).
+    ``topics``: only those of the link's topics."""
     with ExitStack() as stack:
         admins = []
         for name in (link.source, link.target):
@@ -53,23 +57,37 @@ def live_status(settings: Settings, store: Store, link: Link) -> LinkStatus:
                 admins.append(stack.enter_context(ClusterAdmin(settings.cluster(name))))
             except KMigrateError as exc:
                 log.info("link %s: %s", link.name, exc.message)
-                return link_status(store, link, None, None)
-        return link_status(store, link, admins[0], admins[1])
+                return link_status(store, link, None, None, topics)
+        return link_status(store, link, admins[0], admins[1], topics)
 
 
-def links(settings: Settings, store: Store, offline: bool) -> dict[str, Any]:
-    return {"links": [_link(settings, store, link, offline) for link in list_links(store)]}
+def links(
+    settings: Settings, store: Store, offline: bool, topics: str | None = None
+) -> dict[str, Any]:
+    """What `mirror status --json [--offline] [--topics REGEX]` prints."""
+    pattern = _pattern(topics)
+    return {
+        "links": [_link(settings, store, found, offline, pattern) for found in list_links(store)]
+    }
 
 
-def link(settings: Settings, store: Store, name: str, offline: bool) -> dict[str, Any]:
-    return _link(settings, store, require_link(store, name), offline)
+def link(
+    settings: Settings, store: Store, name: str, offline: bool, topics: str | None = None
+) -> dict[str, Any]:
+    pattern = _pattern(topics)
+    return _link(settings, store, require_link(store, name), offline, pattern)
 
 
-def _link(settings: Settings, store: Store, found: Link, offline: bool) -> dict[str, Any]:
-    status = (
-        link_status(store, found, None, None) if offline else live_status(settings, store, found)
-    )
-    return link_json(status)
+def _pattern(topics: str | None) -> re.Pattern[str] | None:
+    return None if topics is None else compile_topics(topics)
+
+
+def _link(
+    settings: Settings, store: Store, found: Link, offline: bool, topics: re.Pattern[str] | None
+) -> dict[str, Any]:
+    if offline:
+        return link_json(link_status(store, found, None, None, topics))
+    return link_json(live_status(settings, store, found, topics))
 
 
 def migrations(store: Store) -> dict[str, Any]:

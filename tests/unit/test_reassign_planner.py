@@ -218,7 +218,8 @@ def _grown_cluster() -> ClusterModel:
 def test_two_thousand_partitions_on_twenty_brokers() -> None:
     """At a scale the random clusters above never reach (speed: bench/reassign_scale.py):
     every rule holds, each added broker takes its share, the plan moves no replica more
-    than the brokers' excess over the average needs, and is the same when made again."""
+    than the brokers' excess over the average needs and crosses racks only as far as the
+    racks' totals differ from their share, and is the same when made again."""
     model = _grown_cluster()
     added = (17, 18, 19, 20)
     plan = plan_reassignment(model, Goal("add", brokers=added))
@@ -228,6 +229,14 @@ def test_two_thousand_partitions_on_twenty_brokers() -> None:
     excess = sum(max(0, n - 300) for n in counts.values())  # 6,000 replicas, 300 each
     assert plan.replicas_moved <= _bound(model, plan, _rack_repeats(model, model.live_ids))
     assert plan.replicas_moved == excess, "each move takes one replica off an excess"
+    racks = model.racks()
+    crossing = sum(
+        (Counter(racks[b] for b in m.added) - Counter(racks[b] for b in m.removed)).total()
+        for m in plan.moves
+    )
+    rack_totals = Counter(racks[b] for p in model.partitions for b in p.replicas)
+    rack_excess = sum(max(0, n - 1_500) for n in rack_totals.values())  # 5 brokers x 300
+    assert crossing == rack_excess, "moves within a rack first: racks crossed only as needed"
     assert plan_reassignment(model, Goal("add", brokers=added)) == plan, "deterministic"
     again = ClusterModel(model.brokers, tuple(_applied(model, plan)), model.cluster_id)
     assert plan_reassignment(again, Goal("rebalance")).replicas_moved == 0, "stable"

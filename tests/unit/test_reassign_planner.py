@@ -5,6 +5,7 @@ more replicas moved than the goal needs."""
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 
 import pytest
@@ -192,6 +193,63 @@ def test_a_new_broker_gets_followers_not_leaders() -> None:
     assert sum(len(m.added) for m in plan.moves) == 3  # 12 replicas, 3 per broker
     for move in plan.moves:
         assert partitions[move.partition].leader not in move.removed, move
+
+
+def _grown_cluster() -> ClusterModel:
+    """20 brokers in 4 racks of 5, the last 4 (one per rack) just added and empty; 2,000
+    partitions of 3 replicas in 3 different racks on the other 16, brokers 5, 10 and 15
+    taking twice the others' share; sizes up to 1 GiB, current leaders anywhere."""
+    rng = random.Random(33)
+    brokers = tuple(BrokerNode(i, f"r{(i - 1) % 4}") for i in range(1, 21))
+    by_rack: dict[str, list[int]] = {}
+    for b in brokers[:16]:
+        by_rack.setdefault(str(b.rack), []).append(b.node_id)
+    partitions = []
+    for p in range(2_000):
+        racks = rng.sample(sorted(by_rack), 3)
+        replicas = tuple(
+            rng.choices(by_rack[r], [2 if b % 5 == 0 else 1 for b in by_rack[r]])[0] for r in racks
+        )
+        size, leader = rng.randrange(1 << 30), rng.choice(replicas)
+        partitions.append(Partition(f"t{p % 40}", p // 40, replicas, size, leader))
+    return ClusterModel(brokers, tuple(partitions), "cluster-1")
+
+
+def test_two_thousand_partitions_on_twenty_brokers() -> None:
+    """At a scale the random clusters above never reach (speed: bench/reassign_scale.py):
+    every rule holds, each added broker takes its share, the plan moves no replica more
+    than the brokers' excess over the average needs and crosses racks only as far as the
+    racks' totals differ from their share, and is the same when made again."""
+    model = _grown_cluster()
+    added = (17, 18, 19, 20)
+    plan = plan_reassignment(model, Goal("add", brokers=added))
+    _check(model, plan, {p.key: 3 for p in model.partitions})
+    assert all(plan.after.replicas[b] in (299, 300, 301) for b in added), plan.after
+    counts = Counter(b for p in model.partitions for b in p.replicas)
+    excess = sum(max(0, n - 300) for n in counts.values())  # 6,000 replicas, 300 each
+    assert plan.replicas_moved <= _bound(model, plan, _rack_repeats(model, model.live_ids))
+    assert plan.replicas_moved == excess, "each move takes one replica off an excess"
+    racks = model.racks()
+    crossing = sum(
+        (Counter(racks[b] for b in m.added) - Counter(racks[b] for b in m.removed)).total()
+        for m in plan.moves
+    )
+    rack_totals = Counter(racks[b] for p in model.partitions for b in p.replicas)
+    rack_excess = sum(max(0, n - 1_500) for n in rack_totals.values())  # 5 brokers x 300
+    assert crossing == rack_excess, "moves within a rack first: racks crossed only as needed"
+    assert plan_reassignment(model, Goal("add", brokers=added)) == plan, "deterministic"
+    again = ClusterModel(model.brokers, tuple(_applied(model, plan)), model.cluster_id)
+    assert plan_reassignment(again, Goal("rebalance")).replicas_moved == 0, "stable"
+
+
+def test_draining_a_broker_of_two_thousand_partitions() -> None:
+    model = _grown_cluster()
+    plan = plan_reassignment(model, Goal("drain", brokers=(5,)))
+    _check(model, plan, {p.key: 3 for p in model.partitions})
+    assert plan.after.replicas.get(5, 0) == 0
+    on_victim = sum(5 in p.replicas for p in model.partitions)
+    eligible = [b for b in model.live_ids if b != 5]
+    assert plan.replicas_moved <= _bound(model, plan, on_victim + _rack_repeats(model, eligible))
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_many_groups_are_written_in_one_transaction_of_few_statements(
 
 def test_bulk_and_one_group_at_a_time_leave_the_same_rows(tmp_path: Path) -> None:
     one, many = (open_store(f"sqlite:///{name}.db", tmp_path) for name in ("one", "many"))
-    first, later = _commits(30), _commits(30, shift=5)
+    first, later = _commits(10), _commits(10, shift=5)
     for group, commits in first.items():
         remember_source(one, LINK, group, [c[:3] for c in commits])
         remember_target(one, LINK, group, commits[:2])

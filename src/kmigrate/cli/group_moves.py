@@ -182,7 +182,11 @@ def _print_rows(
 
 @click.command("migrate")
 @required_link_option
-@group_option
+@click.option("--group", "group_id", metavar="GROUP", help="Group id.")
+@groups_option(
+    "Instead of --group: every source group whose id this regex matches (whole id), "
+    "checked together (one that cannot move stops all) and committed at once."
+)
 @click.option("--wait", is_flag=True, help="Wait for the mirror to reach the group's position.")
 @timeout_option("10m", "How long --wait waits.")
 @click.option(
@@ -198,15 +202,25 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
 
     It shows the plan first; --yes commits it (a terminal is asked; --dry-run changes
     nothing). It refuses, writing nothing, while the group has members on either side
-    or a position is not mirrored.
+    or a position is not mirrored. With --groups REGEX it moves many groups at once.
     """
-    group_id, as_json = check_group_id(opts["group_id"]), opts["as_json"]
+    if opts["group_id"] is not None and opts["groups"] is not None:
+        raise click.UsageError("pass --group GROUP or --groups REGEX, not both")
+    if opts["groups"] is not None:
+        from kmigrate.cli.groups_many import migrate_many  # here: it imports wait_bar from here
+
+        migrate_many(app, opts)
+        return
+    if opts["group_id"] is None:
+        raise click.UsageError("Missing option '--group' (or --groups REGEX).")
+    group_id = check_group_id(opts["group_id"])
+    as_json = opts["as_json"]
     store = store_for(app.settings)
     link = require_link(store, opts["link_name"])
     with cluster_admins(app, link.source, link.target) as (s, t):
 
         def move(apply: bool, wait_s: float | None) -> MigrateResult:
-            with _wait_bar(as_json or wait_s is None) as bar:
+            with wait_bar(as_json or wait_s is None) as bar:
                 return migrate_group(
                     store, link, group_id, s, t,
                     apply=apply, wait_s=wait_s, failover=opts["failover"], on_wait=bar,
@@ -230,7 +244,8 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
 
 
 @contextmanager
-def _wait_bar(quiet: bool) -> Iterator[Any]:
+def wait_bar(quiet: bool) -> Iterator[Any]:
+    """A progress bar of the records the mirror still has to copy (nothing if ``quiet``)."""
     if quiet:
         yield None
         return

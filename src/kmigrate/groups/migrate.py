@@ -7,18 +7,15 @@ that consumed on the target since kmigrate committed it is never rewound.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from kmigrate.errors import (
     GroupActiveError,
     GroupMovedOnError,
     GroupNotFoundError,
-    KafkaOperationError,
-    MirrorError,
     NotTranslatableError,
 )
+from kmigrate.groups.commit import check_kept, commit_changes
 from kmigrate.groups.plan import GroupPlan, plan_group
 from kmigrate.groups.translation import (
     BELOW_START,
@@ -27,19 +24,10 @@ from kmigrate.groups.translation import (
     PartitionTranslation,
     waiting_for_mirror,
 )
-from kmigrate.groups.view import view_group
+from kmigrate.groups.waiting import WaitProgress, wait_for_mirror
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
-from kmigrate.mirror.status import run_state
-from kmigrate.model.cluster import TopicPartitionOffset
 from kmigrate.model.links import Link
-from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
-from kmigrate.store.groups import positions_of, remember_target
-from kmigrate.store.runs import get_run
-
-# (records still to mirror, records to mirror when the wait began)
-WaitProgress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -77,17 +65,27 @@ def migrate_group(
     plan = plan_group(store, link, group, source, target, fall_back=failover)
     check_members(plan)
     if wait_s is not None and waiting_for_mirror(plan.partitions):
-        plan = _wait_for_mirror(store, link, group, source, target, plan, wait_s, on_wait)
+        [plan] = wait_for_mirror(
+            store, link, [plan], source, target, wait_s, on_wait, check_members
+        )
     check_translations(plan)
-    check_not_moved_on(store, plan)
-    changes = {
+    check_not_moved_on(plan)
+    changes = changes_of(plan)
+    if apply and changes:
+        failed = commit_changes(store, target, {group: plan}, {group: changes})
+        if group in failed:
+            raise failed[group]
+        check_kept(target, link.target, {group: changes})
+    return MigrateResult(plan, changes, apply and bool(changes))
+
+
+def changes_of(plan: GroupPlan) -> dict[tuple[str, int], int]:
+    """The plan's target offsets that differ from the target's commits."""
+    return {
         key: offset
         for key, offset in plan.target_offsets().items()
         if plan.target.committed.get(key) != offset
     }
-    if apply and changes:
-        _commit(store, target, plan, changes)
-    return MigrateResult(plan, changes, apply and bool(changes))
 
 
 def check_members(plan: GroupPlan) -> None:
@@ -147,10 +145,10 @@ def check_translations(plan: GroupPlan) -> None:
         )
 
 
-def check_not_moved_on(store: Store, plan: GroupPlan) -> None:
+def check_not_moved_on(plan: GroupPlan) -> None:
     """Refuse to rewind a group that consumed on the target after kmigrate committed it."""
     planned_offsets = plan.target_offsets()
-    for pos in positions_of(store, plan.link.name, plan.group):
+    for pos in plan.known:
         if pos.target_offset is None:
             continue
         now = plan.target.committed.get((pos.topic, pos.partition))
@@ -161,74 +159,3 @@ def check_not_moved_on(store: Store, plan: GroupPlan) -> None:
                 f"since kmigrate committed it ({pos.topic}[{pos.partition}] is at {now}, "
                 f"kmigrate set {pos.target_offset}): it already consumes there; nothing changed"
             )
-
-
-def _wait_for_mirror(
-    store: Store,
-    link: Link,
-    group: str,
-    source: ClusterAdmin,
-    target: ClusterAdmin,
-    plan: GroupPlan,
-    wait_s: float,
-    on_wait: WaitProgress | None,
-) -> GroupPlan:
-    """Re-plan until the mirror has read past every commit of the (stopped) group.
-
-    A cluster that blinks meanwhile (a broker restart, a coordinator moving) is waited
-    out within the same ``wait_s``, as the mirror waits it out."""
-    total = _to_go(plan)
-    deadline = time.monotonic() + wait_s
-    policy = WaitPolicy(
-        wait_s,
-        roles={link.source: "source", link.target: "target"},
-        resume_hint="nothing changed; run again once it is back",
-    )
-    while waiting_for_mirror(plan.partitions):
-        if on_wait is not None:
-            on_wait(_to_go(plan), total)
-        state, reason = run_state(get_run(store, link.name))
-        if state not in LIVE_STATES:
-            raise MirrorError(
-                f"the mirror of link '{link.name}' is {state}{': ' + reason if reason else ''}; "
-                f"start it (`kmigrate mirror start`) so it can reach consumer group '{group}'"
-            )
-        if time.monotonic() > deadline:
-            raise NotTranslatableError(
-                f"the mirror of link '{link.name}' did not reach consumer group '{group}''s "
-                f"position within {wait_s:.0f}s ({_to_go(plan):,} records to go); nothing changed"
-            )
-        time.sleep(0.5)
-        plan = policy.run(lambda: plan_group(store, link, group, source, target, fall_back=False))
-        check_members(plan)
-    if on_wait is not None:
-        on_wait(0, total)
-    return plan
-
-
-def _to_go(plan: GroupPlan) -> int:
-    return sum(t.behind for t in waiting_for_mirror(plan.partitions))
-
-
-def _commit(
-    store: Store, target: ClusterAdmin, plan: GroupPlan, changes: dict[tuple[str, int], int]
-) -> None:
-    by_key = {(t.topic, t.partition): t for t in plan.partitions}
-    target.alter_group_offsets(
-        plan.group, [TopicPartitionOffset(t, p, o) for (t, p), o in sorted(changes.items())]
-    )
-    remember_target(
-        store,
-        plan.link.name,
-        plan.group,
-        [(t, p, by_key[(t, p)].source_offset, o) for (t, p), o in changes.items()],
-    )
-    seen = view_group(target, plan.group).committed
-    wrong = [k for k, o in changes.items() if seen.get(k) != o]
-    if wrong:
-        t, p = wrong[0]
-        raise KafkaOperationError(
-            f"target '{plan.link.target}' did not keep the commit of consumer group "
-            f"'{plan.group}' for {t}[{p}] (it has {seen.get((t, p))}, kmigrate set "
-            f"{changes[(t, p)]}); run again"
-        )

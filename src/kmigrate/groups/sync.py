@@ -3,7 +3,9 @@
 While consumers still run on the source, every round commits, per matching group,
 the translation of its latest source commit (resets included) to the same group on
 the target. A group with members on the target, or one that consumed there since
-kmigrate last committed it, is never touched: its consumers own it now.
+kmigrate last committed it, is never touched: its consumers own it now. A round
+looks at all matching groups at once and commits them together (``plan_groups``,
+``commit_changes``): its round trips do not grow with the number of groups.
 
 ``follow`` runs the rounds until stopped; a source or target that stops answering
 (a coordinator restarting or moving) is waited out under the shared WaitPolicy, and
@@ -18,15 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kmigrate.errors import GroupActiveError, GroupMovedOnError, KafkaOperationError
+from kmigrate.groups.commit import commit_changes
 from kmigrate.groups.migrate import check_not_moved_on
-from kmigrate.groups.plan import plan_group
+from kmigrate.groups.plan import GroupPlan, plan_groups
 from kmigrate.groups.translation import NOT_IN_LINK
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitAbandoned, WaitPolicy
-from kmigrate.model.cluster import TopicPartitionOffset
 from kmigrate.model.links import Link
 from kmigrate.store import Store
-from kmigrate.store.groups import remember_target
 
 
 @dataclass(frozen=True)
@@ -70,46 +71,55 @@ def follow(
 def sync_round(
     store: Store, link: Link, pattern: re.Pattern[str], source: ClusterAdmin, target: ClusterAdmin
 ) -> SyncRound:
-    """One pass over the source's groups that match ``pattern`` and use the link's topics."""
+    """One pass over the source's groups that match ``pattern`` and use the link's topics:
+    all of them planned from one look at each cluster, then committed at once."""
     names = [g.group_id for g in source.list_groups() if pattern.fullmatch(g.group_id)]
-    results = [sync_group(store, link, name, source, target) for name in names]
-    return SyncRound([r for r in results if r is not None])
+    plans = {p.group: p for p in plan_groups(store, link, names, source, target, fall_back=False)}
+    decided = {group: _decide(plan) for group, plan in plans.items()}
+    changes = {group: d.changes for group, d in decided.items() if d.changes}
+    failed = commit_changes(store, target, plans, changes) if changes else {}
+    for error in failed.values():
+        if not isinstance(error, GroupActiveError | KafkaOperationError):
+            raise error
+    results = []
+    for group, d in decided.items():
+        if d.synced is None:
+            continue
+        if group in failed:
+            # A consumer joined between the look and the commit: the broker refuses.
+            results.append(GroupSynced(group, 0, 0, d.synced.pending, failed[group].message))
+        else:
+            results.append(d.synced)
+    return SyncRound(results)
 
 
-def sync_group(
-    store: Store, link: Link, group: str, source: ClusterAdmin, target: ClusterAdmin
-) -> GroupSynced | None:
-    """Bring one group on the target to its translation; None if it has nothing to sync."""
-    plan = plan_group(store, link, group, source, target, fall_back=False)
+@dataclass(frozen=True)
+class _Decision:
+    synced: GroupSynced | None  # None: the group has nothing on the link's topics
+    changes: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+def _decide(plan: GroupPlan) -> _Decision:
+    """What this round does with one group: skip it (and why), or commit ``changes``."""
+    group = plan.group
     relevant = [t for t in plan.partitions if t.reason != NOT_IN_LINK]
     if not relevant:
-        return None
+        return _Decision(None)
     usable = [t for t in relevant if t.usable]
     pending = len(relevant) - len(usable)
     if plan.target.members:
-        return GroupSynced(
-            group, 0, 0, pending, f"{plan.target.members} active member(s) on the target"
-        )
+        why = f"{plan.target.members} active member(s) on the target"
+        return _Decision(GroupSynced(group, 0, 0, pending, why))
     try:
-        check_not_moved_on(store, plan)
+        check_not_moved_on(plan)
     except GroupMovedOnError:
-        return GroupSynced(group, 0, 0, pending, "it consumed on the target since the last sync")
-    changes = [
-        t for t in usable if plan.target.committed.get((t.topic, t.partition)) != t.target_offset
-    ]
-    if changes:
-        try:
-            target.alter_group_offsets(
-                group,
-                [TopicPartitionOffset(t.topic, t.partition, t.target_offset or 0) for t in changes],
-            )
-        except (GroupActiveError, KafkaOperationError) as exc:
-            # A consumer joined between the look and the commit: the broker refuses.
-            return GroupSynced(group, 0, 0, pending, exc.message)
-        remember_target(
-            store,
-            link.name,
-            group,
-            [(t.topic, t.partition, t.source_offset, t.target_offset or 0) for t in changes],
-        )
-    return GroupSynced(group, len(changes), len(usable) - len(changes), pending)
+        why = "it consumed on the target since the last sync"
+        return _Decision(GroupSynced(group, 0, 0, pending, why))
+    changes = {
+        (t.topic, t.partition): t.target_offset
+        for t in usable
+        if t.target_offset is not None
+        and plan.target.committed.get((t.topic, t.partition)) != t.target_offset
+    }
+    synced = GroupSynced(group, len(changes), len(usable) - len(changes), pending)
+    return _Decision(synced, changes)

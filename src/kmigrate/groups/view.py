@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kmigrate.errors import GroupNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.model.cluster import GroupInfo
 
 ABSENT = "absent"
 _IDLE_STATES = {"EMPTY", "DEAD", "UNKNOWN", ABSENT}
@@ -30,11 +32,26 @@ class GroupView:
 
 
 def view_group(admin: ClusterAdmin, group: str) -> GroupView:
+    """The group with the log end of each committed partition (for its lag)."""
     try:
         info = admin.describe_group(group)
     except GroupNotFoundError:
         return GroupView(admin.cluster.name, ABSENT, 0)
+    return _view(admin.cluster.name, info)
+
+
+def view_groups(admin: ClusterAdmin, groups: Iterable[str]) -> dict[str, GroupView]:
+    """Each of ``groups`` as ``admin``'s cluster sees it, asked for all at once (no log
+    ends: lag is not needed to move a group)."""
+    names = sorted(set(groups))
+    infos = admin.describe_groups(names)
+    return {name: _view(admin.cluster.name, infos.get(name)) for name in names}
+
+
+def _view(cluster: str, info: GroupInfo | None) -> GroupView:
+    if info is None:
+        return GroupView(cluster, ABSENT, 0)
     members = 0 if info.state in _IDLE_STATES else len(info.members)
     committed = {(o.topic, o.partition): o.committed for o in info.offsets}
     ends = {(o.topic, o.partition): o.log_end for o in info.offsets if o.log_end is not None}
-    return GroupView(admin.cluster.name, info.state, members, committed, ends)
+    return GroupView(cluster, info.state, members, committed, ends)

@@ -12,7 +12,8 @@ module and shares the client through :class:`~kmigrate.kafka.admin.connection.Ad
 - ``configs``: dynamic topic and broker configs
 - ``topics``: list, describe, create, grow, delete
 - ``offsets``: watermarks, offsets by time, deleting records
-- ``groups``: consumer groups, committed offsets and lag
+- ``groups``: consumer groups, committed offsets and lag; many groups in a constant
+  number of round trips
 - ``acls``: ACL bindings
 - ``users``: SCRAM credentials
 - ``authorization``: the authorizer's answers, asked without changing anything
@@ -74,8 +75,10 @@ class ClusterAdmin:
 
         self.list_groups = groups.list_groups
         self.describe_group = groups.describe_group
+        self.describe_groups = groups.describe_groups
         self.committed_offsets = groups.committed_offsets
         self.alter_group_offsets = groups.alter_group_offsets
+        self.alter_groups_offsets = groups.alter_groups_offsets
 
         self.list_acls = acls.list_acls
         self.create_acls = acls.create_acls

@@ -36,20 +36,38 @@ def describe_cluster(client: AdminClient, timeout: float, authorized: bool = Fal
     return found
 
 
-def group_offsets(client: AdminClient, timeout: float, group: str) -> Any:
-    futures = client.list_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
-    )
-    result = futures[group].result(timeout=timeout + 5)
-    return [
-        [tp.topic, tp.partition, tp.offset, tp.error.code() if tp.error else None]
-        for tp in result.topic_partitions
-    ]
+def groups_offsets(client: AdminClient, timeout: float, groups: list[str]) -> Any:
+    """Every group's committed offsets, or its error: all OffsetFetch requests in flight
+    at once (the client takes one group per call), then each awaited."""
+    futures = {}
+    for group in groups:
+        futures.update(
+            client.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
+            )
+        )
+    answers: dict[str, Any] = {}
+    for group, future in futures.items():
+        try:
+            result = future.result(timeout=timeout + 5)
+        except KafkaException as exc:
+            answers[group] = {"error": [exc.args[0].code(), exc.args[0].str()]}
+            continue
+        except TimeoutError:
+            answers[group] = {"error": [KafkaError._TIMED_OUT, "no answer in time"]}
+            continue
+        answers[group] = {
+            "offsets": [
+                [tp.topic, tp.partition, tp.offset, tp.error.code() if tp.error else None]
+                for tp in result.topic_partitions
+            ]
+        }
+    return answers
 
 
 CALLS: dict[str, Callable[..., Any]] = {
     "describe_cluster": describe_cluster,
-    "group_offsets": group_offsets,
+    "groups_offsets": groups_offsets,
 }
 
 

@@ -1,4 +1,4 @@
-"""`mirror status` for a link of 300 topics x 4 partitions, a few of them lagging and one
+"""`mirror status` for a link of 100 topics x 4 partitions, a few of them lagging and one
 with a gap, against the session's real clusters (the link is written into the store
 directly; no mirror runs): the human output is one row per topic, those that need
 attention first, cut at --limit with one line for the rest, and the totals;
@@ -40,10 +40,10 @@ from tests.integration.cli_contract.harness import Ran, case, run_cases, run_in
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 
-TOPICS, PARTITIONS = 300, 4
+TOPICS, PARTITIONS = 100, 4
 # source records per lagging partition (topic index, partition) -> records; the store
 # says t007[1] mirrored its first 10, every other partition nothing
-WRITTEN = {(7, 1): 30, (123, 0): 5, (123, 1): 5, (250, 3): 12}
+WRITTEN = {(7, 1): 30, (23, 0): 5, (23, 1): 5, (50, 3): 12}
 GAPPED = (42, 2)
 
 
@@ -69,7 +69,7 @@ class Estate:
 def _create(clusters: list[ClusterConfig], names: list[str]) -> None:
     """One CreateTopics per cluster for all of them (the admin layer creates one at a
     time), both clusters at once; then wait until every partition's leader answers
-    ListOffsets (a one-broker cluster takes seconds to elect 1,200 leaders, tens of
+    ListOffsets (a one-broker cluster takes seconds to elect 400 leaders, tens of
     seconds on a busy machine)."""
     admins = [AdminClient(c.as_librdkafka()) for c in clusters]  # kept: futures die with them
     futures = [
@@ -139,13 +139,13 @@ def test_one_row_per_topic_attention_first_then_one_line_and_the_totals(estate: 
     ran = estate.status("--link", "scale")
     rows = estate.rows(ran)
     assert len(rows) == 20  # --limit's default
-    # the gap, then by lag: t007 20, t250 12, t123 5 + 5; then caught up, by name
+    # the gap, then by lag: t007 20, t050 12, t023 5 + 5; then caught up, by name
     t = estate.topic
-    assert rows[:5] == [t(42), t(7), t(250), t(123), t(0)], ran.stdout
+    assert rows[:5] == [t(42), t(7), t(50), t(23), t(0)], ran.stdout
     t7 = rf"│ {t(7)}\s+│ mirroring\s+│ 4\s+│ 20\s+│ 1\s+│ \d+\.\d\s+│ \d+\s+│"
     assert re.search(t7, ran.stdout), ran.stdout
-    assert "... and 280 more topic(s): all caught up" in ran.stdout
-    assert "topics 300, partitions 1,200, lagging partitions 4, total lag 42" in ran.stdout
+    assert "... and 80 more topic(s): all caught up" in ran.stdout
+    assert "topics 100, partitions 400, lagging partitions 4, total lag 42" in ran.stdout
     assert f"gap {t(42)}[2] source offsets 3..6: retention" in ran.stdout
     assert ran.stdout.startswith("link scale: source -> target")
 
@@ -154,26 +154,26 @@ def test_one_row_per_topic_attention_first_then_one_line_and_the_totals(estate: 
 
     few = estate.status("--link", "scale", "--limit", "2")
     assert estate.rows(few) == [t(42), t(7)]
-    assert "... and 298 more topic(s): total lag 22" in few.stdout
+    assert "... and 98 more topic(s): total lag 22" in few.stdout
 
 
 def test_partitions_rows_attention_first(estate: Estate) -> None:
     ran = estate.status("--link", "scale", "--partitions", "--limit", "5")
     t = estate.topic
     rows = re.findall(rf"^│ ({re.escape(estate.prefix)}-\d+)\s+│ (\d+)\s", ran.stdout, re.M)
-    assert rows == [(t(42), "2"), (t(7), "1"), (t(250), "3"), (t(123), "0"), (t(123), "1")]
+    assert rows == [(t(42), "2"), (t(7), "1"), (t(50), "3"), (t(23), "0"), (t(23), "1")]
     assert re.search(rf"│ {t(7)}\s+│ 1\s+│ mirroring\s+│ 30\s+│ 10\s+│ 0\s+│ 20\s+│", ran.stdout)
-    assert "... and 1,195 more partition(s): all caught up" in ran.stdout
-    assert "topics 300, partitions 1,200, lagging partitions 4, total lag 42" in ran.stdout
+    assert "... and 395 more partition(s): all caught up" in ran.stdout
+    assert "topics 100, partitions 400, lagging partitions 4, total lag 42" in ran.stdout
 
 
 def test_topics_keeps_only_the_matching_ones(estate: Estate) -> None:
-    ran = estate.status("--link", "scale", "--topics", f"{estate.prefix}-1[0-9][0-9]")
+    ran = estate.status("--link", "scale", "--topics", f"{estate.prefix}-0[1-3][0-9]")
     rows = estate.rows(ran)
-    assert len(rows) == 20 and rows[0] == estate.topic(123)
-    assert all(100 <= int(r.rsplit("-", 1)[1]) <= 199 for r in rows)
-    assert "... and 80 more topic(s): all caught up" in ran.stdout
-    assert "topics 100, partitions 400, lagging partitions 2, total lag 10" in ran.stdout
+    assert len(rows) == 20 and rows[0] == estate.topic(23)
+    assert all(10 <= int(r.rsplit("-", 1)[1]) <= 39 for r in rows)
+    assert "... and 10 more topic(s): all caught up" in ran.stdout
+    assert "topics 30, partitions 120, lagging partitions 2, total lag 10" in ran.stdout
     assert "gap" not in ran.stdout  # t042's gap is not one of these topics
 
 
@@ -197,19 +197,19 @@ def test_json_has_every_partition_and_adds_the_summary(estate: Estate) -> None:
         "topics": TOPICS, "partitions": TOPICS * PARTITIONS, "lagging_partitions": 4, "lag": 42,
     }  # fmt: skip
     assert len(summary["by_topic"]) == TOPICS
-    assert [s["topic"] for s in summary["by_topic"][:4]] == [t(42), t(7), t(250), t(123)]
+    assert [s["topic"] for s in summary["by_topic"][:4]] == [t(42), t(7), t(50), t(23)]
     t7 = summary["by_topic"][1]
     assert (t7["partitions"], t7["lag"], t7["lagging_partitions"], t7["gaps"]) == (4, 20, 1, 0)
     assert t7["lag_s"] == lagging["lag_s"] and summary["by_topic"][0]["gaps"] == 1
 
-    only = _links(estate.status("--json", "--link", "scale", "--topics", re.escape(t(250))))
+    only = _links(estate.status("--json", "--link", "scale", "--topics", re.escape(t(50))))
     assert [(p["topic"], p["lag"]) for p in only["scale"]["partitions"]] == [
-        (t(250), 0), (t(250), 0), (t(250), 0), (t(250), 12),
+        (t(50), 0), (t(50), 0), (t(50), 0), (t(50), 12),
     ]  # fmt: skip
     assert only["scale"]["summary"]["topics"] == 1 and only["scale"]["lag"] == 12
 
 
-def test_status_costs_the_same_round_trips_for_1200_partitions_as_for_4(
+def test_status_costs_the_same_round_trips_for_400_partitions_as_for_4(
     estate: Estate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[int] = []

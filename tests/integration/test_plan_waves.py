@@ -14,8 +14,9 @@ import yaml
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
+from kmigrate.migration import sizing
 from kmigrate.migration.plan import load_plan
-from kmigrate.migration.sizing import average_record_size, log_dir_bytes
+from kmigrate.migration.waves import TopicSize
 from kmigrate.model.cluster import TopicPartitionOffset
 from kmigrate.model.links import Link
 from kmigrate.model.migrations import GroupPhase, TopicPhase
@@ -144,18 +145,22 @@ def _migrate_selects_a_wave(config: Path, plan_path: Path, name: str, t: list[st
     )
 
 
-def test_an_estimate_from_offsets_matches_the_records_written(
-    clusters: Clusters, estate: dict[str, object]
+def test_without_log_dirs_bytes_are_records_times_a_sampled_record_size(
+    clusters: Clusters, estate: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When log dirs cannot be read, bytes are records times a sampled record size."""
+    """Log dirs and the estimate agree; the estimate is what a principal that may not
+    describe log dirs gets, and the plan says so."""
     topics = estate["topics"]
     assert isinstance(topics, list)
     with ClusterAdmin(clusters.source) as admin:
-        described = admin.describe_topics(topics[7:9])
-        pairs = [(t, 0) for t in topics[7:9]]
-        low = admin.partition_offsets(pairs, "earliest")
-        high = admin.partition_offsets(pairs, "latest")
-    assert average_record_size(clusters.source, described, low, high) == VALUE
-    on_disk = log_dir_bytes(clusters.source, described)
-    assert set(on_disk) == set(pairs)
-    assert 40 * VALUE <= on_disk[(topics[7], 0)] <= 40 * VALUE * 1.2 + 200
+        described = admin.describe_topics(topics[7:9])  # 40 and 30 records
+        on_disk = sizing.log_dir_bytes(clusters.source, described)
+        assert set(on_disk) == {(topics[7], 0), (topics[8], 0)}
+        assert 40 * VALUE <= on_disk[(topics[7], 0)] <= 40 * VALUE * 1.2 + 200
+        monkeypatch.setattr(sizing, "log_dir_bytes", lambda *_: {})  # as if refused
+        estimated = sizing.measure(admin, described)
+    assert estimated.sizes == [
+        TopicSize(topics[7], 40 * VALUE, 40),
+        TopicSize(topics[8], 30 * VALUE, 30),
+    ]
+    assert estimated.bytes_from == f"records x {VALUE:,} B sampled"

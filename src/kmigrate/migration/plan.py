@@ -97,9 +97,10 @@ class WaveSizing(_Strict):
     max_copy_s: float = Field(gt=0)
     mirror_rate: float = Field(gt=0)  # records/s the copy times assume
     rate_from: Literal["measured", "given", "assumed"]
-    # log-dirs: the partitions' bytes on the source's disks (largest replica); offsets:
-    # records (high - low watermark) times an average record size sampled from the topics.
-    bytes_from: Literal["log-dirs", "offsets", "log-dirs+offsets"]
+    # "log-dirs": the partitions' bytes on the source's disks (largest replica); else it
+    # says which topics were estimated as records (high - low watermark) times an
+    # average record size, sampled from the topics (or assumed when none was readable).
+    bytes_from: str
 
 
 class Plan(_Strict):

@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from kmigrate.config import load_settings
+from kmigrate.errors import KMigrateError
+from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.migration import sizing
@@ -24,7 +26,7 @@ from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.links import save_link
 from kmigrate.store.migrations import add_item, save_migration, set_state
-from tests.helpers import run_cli, unique
+from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 
@@ -48,7 +50,20 @@ def estate(clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> dict
             admin.alter_group_offsets(
                 f"{prefix}-{group}", [TopicPartitionOffset(topics[i], 0, 1) for i in read]
             )
+    with ClusterAdmin(clusters.target) as target:
+        # A fresh cluster's first group request creates __consumer_offsets (seconds on a
+        # busy machine); `plan check` asks the target about the groups, which is not what
+        # this test is about.
+        wait_for(lambda: _groups_answer(target), timeout=60, message="target groups answer")
     return {"folder": folder, "prefix": prefix, "topics": topics}
+
+
+def _groups_answer(admin: ClusterAdmin) -> bool:
+    try:
+        view_group(admin, unique("warm-up"))
+    except KMigrateError:
+        return False
+    return True
 
 
 def test_plan_new_cuts_waves_that_keep_each_groups_topics_together(

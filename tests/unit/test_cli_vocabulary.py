@@ -42,6 +42,7 @@ TIME_FLAGS = {
     "--interval",
     "--max-unavailable",
     "--grace",
+    "--wave-duration",
     "--quiet-period",
     "--fence-timeout",
     "--age-every",

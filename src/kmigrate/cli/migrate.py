@@ -1,9 +1,9 @@
 """`kmigrate migrate start | consumers | promote | retire | rollback | status | history`.
 
 Steps name their topics with `--topics REGEX` and their groups with `--groups REGEX`,
-matched against the migration's plan (the old positional names still work for one
-release). Retire and rollback show what they would delete and go ahead only with --yes
-(or a "y" on a terminal)."""
+matched against the migration's plan, or take a wave of the plan's with `--wave N` (the
+old positional names still work for one release). Retire and rollback show what they
+would delete and go ahead only with --yes (or a "y" on a terminal)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ from kmigrate.migration.report import start_json, status_json
 from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
 from kmigrate.migration.selection import chosen as chosen_in
+from kmigrate.migration.selection import in_wave
 from kmigrate.migration.session import Migration, find_migration, load_migration, locked
 from kmigrate.migration.start import start_migration
 from kmigrate.store import store_for
@@ -61,25 +62,37 @@ def old_names(dest: str) -> Callable[[Callable[..., object]], Callable[..., obje
     return click.argument(dest, nargs=-1, cls=OldNames)
 
 
-Selection = tuple[str | None, tuple[str, ...]]
+wave_option = click.option(
+    "--wave",
+    type=click.IntRange(1),
+    metavar="N",
+    help="The plan's wave N (see `kmigrate plan new`) instead of a regex.",
+)
+
+Selection = tuple[str | None, tuple[str, ...], int | None]
 
 
-def selection(regex: str | None, names: tuple[str, ...], kind: str) -> Selection:
-    """``--topics REGEX`` or (deprecated) positional names; checked before anything runs."""
+def selection(
+    regex: str | None, names: tuple[str, ...], kind: str, wave: int | None = None
+) -> Selection:
+    """``--topics REGEX``, ``--wave N`` or (deprecated) positional names; checked before
+    anything runs."""
     flag = f"--{kind}s"
     if names:
         deprecated(f"positional {kind.upper()}", f"{flag} REGEX")
         if regex is not None:
             raise click.UsageError(f"give {flag} REGEX or {kind} names, not both")
-    elif regex is None:
-        raise click.UsageError(f"Missing option '{flag}'.")
-    return regex, names
+    if wave is not None and (regex is not None or names):
+        raise click.UsageError(f"give {flag} REGEX or --wave N, not both")
+    if wave is None and regex is None and not names:
+        raise click.UsageError(f"Missing option '{flag}' (or --wave N).")
+    return regex, names, wave
 
 
 def chosen(m: Migration, kind: str, picked: Selection) -> list[str]:
     """The migration's topics (or groups) the selection names."""
-    regex, names = picked
-    return chosen_in(m, kind, regex, names)
+    regex, names, wave = picked
+    return chosen_in(m, kind, regex, names, wave)
 
 
 @click.group("migrate")
@@ -103,19 +116,29 @@ def _session(
 
 @group.command("start")
 @click.argument("plan_file", type=click.Path(path_type=Path))
+@click.option(
+    "--wave",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Start only the plan's wave N (check and mirror its topics; the rest wait).",
+)
 @json_option
 @pass_app
-def start(app: AppContext, plan_file: Path, as_json: bool) -> None:
+def start(app: AppContext, plan_file: Path, wave: int | None, as_json: bool) -> None:
     """Check the plan, copy its ACLs and start mirroring its topics (safe to run again)."""
     plan = load_plan(plan_file)
+    only = None if wave is None else in_wave(plan, "topic", wave, str(plan_file))
     store = store_for(app.settings)
-    result = start_migration(app.settings, store, plan, plan_file.read_text(), render.progress)
+    result = start_migration(
+        app.settings, store, plan, plan_file.read_text(), render.progress, only=only
+    )
     if as_json:
-        render.print_json(start_json(plan, result))
+        render.print_json(start_json(plan, result) | {"wave": wave})
         return
     show_check(result.check)
     if result.started:
-        render.out.print(f"migration {plan.name}: mirroring {', '.join(result.started)}")
+        what = f"wave {wave}: " if wave is not None else ""
+        render.out.print(f"migration {plan.name}: mirroring {what}{', '.join(result.started)}")
     elif result.mirror_restarted:
         render.out.print(f"migration {plan.name}: mirror resumed")
     else:
@@ -134,6 +157,7 @@ def start(app: AppContext, plan_file: Path, as_json: bool) -> None:
 @group.command("consumers")
 @groups_option(help="The stopped groups to move: a regex matched against the plan's groups.")
 @old_names("old_groups")
+@wave_option
 @migration_option
 @click.option(
     "--wait",
@@ -152,13 +176,14 @@ def consumers(
     app: AppContext,
     groups: str | None,
     old_groups: tuple[str, ...],
+    wave: int | None,
     name: str | None,
     wait: str | None,
     timeout: float,
     as_json: bool,
 ) -> None:
     """Move stopped consumer groups to the target at their exactly translated offsets."""
-    picked = selection(groups, old_groups, "group")
+    picked = selection(groups, old_groups, "group", wave)
     if wait:  # the old `--wait SECONDS`
         deprecated("--wait SECONDS", "--wait --timeout DURATION")
         timeout = Duration().convert(wait, None, click.get_current_context())
@@ -178,6 +203,7 @@ def consumers(
 @group.command("promote")
 @topics_option(help="Topics to promote: a regex matched against the plan's topics.")
 @old_names("old_topics")
+@wave_option
 @migration_option
 @duration_option(
     "--quiet-period",
@@ -192,6 +218,7 @@ def promote(
     app: AppContext,
     topics: str | None,
     old_topics: tuple[str, ...],
+    wave: int | None,
     name: str | None,
     quiet_period: float | None,
     timeout: float,
@@ -199,7 +226,7 @@ def promote(
 ) -> None:
     """Stop mirroring the topics (producers stopped, lag 0) and make the target copies
     writable."""
-    picked = selection(topics, old_topics, "topic")
+    picked = selection(topics, old_topics, "topic", wave)
     with _session(app, name, "promote") as (m, source, target):
         result = promote_topics(
             m,
@@ -227,6 +254,7 @@ def promote(
 @group.command("retire")
 @topics_option(help="Topics to retire: a regex matched against the plan's topics.")
 @old_names("old_topics")
+@wave_option
 @migration_option
 @click.option("--keep-source", is_flag=True, help="Mark DONE but keep the source topics.")
 @confirm_options
@@ -236,6 +264,7 @@ def retire(
     app: AppContext,
     topics: str | None,
     old_topics: tuple[str, ...],
+    wave: int | None,
     name: str | None,
     keep_source: bool,
     dry_run: bool,
@@ -244,7 +273,7 @@ def retire(
 ) -> None:
     """Verify the topics record by record, show what retiring them deletes on the source,
     then (with --yes, or a "y" on a terminal) delete them there: DONE."""
-    picked = selection(topics, old_topics, "topic")
+    picked = selection(topics, old_topics, "topic", wave)
     with _session(app, name, "retire") as (m, source, target):
 
         def go(todo: list[str]) -> bool:
@@ -292,6 +321,7 @@ def retire(
 @group.command("rollback")
 @topics_option(help="Topics to roll back: a regex matched against the plan's topics.")
 @old_names("old_topics")
+@wave_option
 @migration_option
 @confirm_options
 @json_option
@@ -300,6 +330,7 @@ def rollback(
     app: AppContext,
     topics: str | None,
     old_topics: tuple[str, ...],
+    wave: int | None,
     name: str | None,
     dry_run: bool,
     yes: bool,
@@ -308,7 +339,7 @@ def rollback(
     """Before promote: stop mirroring the topics, move groups that moved back to the
     source (exactly), delete the target copies and forget their maps. Shows what it
     would do first; goes ahead with --yes (or a "y" on a terminal)."""
-    picked = selection(topics, old_topics, "topic")
+    picked = selection(topics, old_topics, "topic", wave)
     shown: dict[str, list[str]] = {}
     with _session(app, name, "rollback") as (m, source, target):
 

@@ -11,15 +11,16 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
-from kmigrate.cli.options import groups_option, json_option, topics_option
+from kmigrate.cli.options import duration_option, groups_option, json_option, topics_option
 from kmigrate.cli.plan_output import writable
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.migration.check import CheckReport, check_plan
-from kmigrate.migration.plan import load_plan
+from kmigrate.migration.check import CheckReport, check_plan, mirror_rate
+from kmigrate.migration.plan import Plan, load_plan
 from kmigrate.migration.planner import new_plan
-from kmigrate.model.links import check_link_name
+from kmigrate.migration.waves import Bounds, parse_size, size_text, span_text
+from kmigrate.model.links import check_link_name, default_link_name
 from kmigrate.model.migrations import SwitchOrder
 from kmigrate.store import store_for
 
@@ -27,6 +28,22 @@ from kmigrate.store import store_for
 @click.group("plan")
 def group() -> None:
     """Write a migration plan to review, and check it before anything runs."""
+
+
+class Size(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
+    """A number of bytes: 50GB, 512MB, 1.5TB or a plain number (units of 1024)."""
+
+    name = "size"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        if isinstance(value, int):
+            return value
+        size = parse_size(str(value))
+        if size is None:
+            self.fail(f"'{value}' is not a size; write e.g. 50GB, 512MB or 1TB", param, ctx)
+        return size
 
 
 @group.command("new")
@@ -51,6 +68,25 @@ def group() -> None:
     help="Clients use the kmigrate gateway (group home: the target): producers never stop; "
     "promote fences writes at the gateway.",
 )
+@click.option(
+    "--wave-bytes",
+    type=Size(),
+    default="50GB",
+    show_default=True,
+    metavar="SIZE",
+    help="Most bytes one wave moves (topics a group reads together are never split).",
+)
+@duration_option(
+    "--wave-duration",
+    "wave_duration",
+    default="2h",
+    help="Longest copy time one wave may take at the mirror's rate.",
+)
+@click.option(
+    "--mirror-rate",
+    type=click.FloatRange(1),
+    help="Records/s the mirror copies (default: the link's measured rate, else assumed).",
+)
 @json_option
 @pass_app
 def new(
@@ -64,10 +100,15 @@ def new(
     output: Path,
     force: bool,
     via_gateway: bool,
+    wave_bytes: int,
+    wave_duration: float,
+    mirror_rate: float | None,
     as_json: bool,
 ) -> None:
     """Write an editable plan: topics with partitions and configs, groups with members and
-    lag now, the switch order, and the ACLs to copy."""
+    lag now, the switch order, the ACLs to copy, and (when it does not fit in one) the
+    waves to move it in: topics a group reads together in one wave, each wave bounded by
+    --wave-bytes and --wave-duration."""
     app.cluster(source), app.cluster(target)
     if source == target:
         raise ConfigError("--source and --target are the same cluster")
@@ -83,9 +124,17 @@ def new(
                 f"--via-gateway needs clusters.yaml 'gateway:' with group_home: {target} "
                 f"(it is {home or 'not configured'})"
             )
+    rate, rate_from = mirror_rate_for(app, name or default_link_name(source, target), mirror_rate)
     with ClusterAdmin(app.cluster(source)) as admin:
         plan = new_plan(
-            admin, target=target, topics=topics, groups=groups, order=SwitchOrder(order), name=name
+            admin,
+            target=target,
+            topics=topics,
+            groups=groups,
+            order=SwitchOrder(order),
+            name=name,
+            bounds=Bounds(wave_bytes, wave_duration, rate),
+            rate_from=rate_from,
         )
     plan = plan.model_copy(update={"via_gateway": via_gateway})
     output.write_text(plan.to_yaml(str(output)))
@@ -97,14 +146,54 @@ def new(
                 "topics": len(plan.topics),
                 "groups": len(plan.groups),
                 "acls": len(plan.acls),
+                "waves": [w.model_dump(mode="json") for w in plan.waves],
             }
         )
         return
+    show_waves(plan)
+    waves = f", {len(plan.waves)} waves" if plan.waves else ""
     render.out.print(
         f"wrote {output}: {len(plan.topics)} topic(s), {len(plan.groups)} group(s), "
-        f"{len(plan.acls)} ACL(s) to copy; review it, then: kmigrate plan check {output}",
+        f"{len(plan.acls)} ACL(s) to copy{waves}; review it, then: kmigrate plan check {output}",
         soft_wrap=True,
     )
+
+
+def mirror_rate_for(app: AppContext, link: str, given: float | None) -> tuple[float, str]:
+    """The mirror's rate for plan estimates: given, the link's measured, or assumed
+    (reading the store creates nothing)."""
+    return mirror_rate(store_for(app.settings), link, given)
+
+
+def show_waves(plan: Plan) -> None:
+    """The plan's waves as a table, with how they were sized."""
+    sizing = plan.wave_sizing
+    if not plan.waves or sizing is None:
+        return
+    render.table(
+        None,
+        ("wave", "topics", "groups", "bytes", "records", "copy time"),
+        [
+            (
+                str(w.number),
+                str(len(w.topics)),
+                str(len(w.groups)),
+                size_text(w.bytes),
+                f"{w.records:,}",
+                f"~{span_text(w.copy_s)}",
+            )
+            for w in plan.waves
+        ],
+    )
+    render.out.print(
+        f"waves of at most {size_text(sizing.max_bytes)} and {span_text(sizing.max_copy_s)} "
+        f"at {sizing.mirror_rate:,.0f} records/s ({sizing.rate_from}); bytes from "
+        f"{sizing.bytes_from}",
+        soft_wrap=True,
+    )
+    for w in plan.waves:
+        if w.over_bounds:
+            render.out.print(f"[yellow]wave {w.number}[/yellow]: {w.over_bounds}", soft_wrap=True)
 
 
 @group.command("check")
@@ -153,6 +242,28 @@ def show_check(report: CheckReport) -> None:
             for e in report.estimates
         ],
     )
+    if report.waves:
+        render.table(
+            None,
+            ("wave", "topics", "groups", "records to copy", "producers now", "copy", "catch-up"),
+            [
+                (
+                    str(w.wave),
+                    str(w.topics),
+                    str(w.groups),
+                    f"{w.backlog:,}",
+                    f"{w.incoming_per_s:,.0f}/s",
+                    f"~{span_text(w.copy_s)}",
+                    "never" if w.catch_up_s is None else f"~{span_text(w.catch_up_s)}",
+                )
+                for w in report.waves
+            ],
+        )
+        render.out.print(
+            "copy: a wave's records at the mirror's rate; catch-up: until in sync while "
+            "producers write, the waves before it still mirrored",
+            soft_wrap=True,
+        )
     catch_up = "never" if report.catch_up_s is None else f"~{report.catch_up_s:,.0f}s"
     render.out.print(
         f"mirror rate {report.mirror_rate:,.0f} records/s ({report.rate_source}); "

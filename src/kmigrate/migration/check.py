@@ -4,7 +4,8 @@ Checks the plan against both clusters: the source topics still have the planned
 partition counts, no target topic conflicts (another link's, a different partition
 count, records that belong to no link), groups read only planned topics and do not
 already consume on the target, the target can take the ACLs, and source retention
-leaves the mirror time to catch up at the measured (or assumed) copy rate.
+leaves the mirror time to catch up at the measured (or assumed) copy rate. A plan cut
+in waves gets each wave's copy and catch-up time.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from kmigrate.config import ClusterConfig
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.records import read_partition
 from kmigrate.migration.acls import acl_support
 from kmigrate.migration.plan import Plan
 from kmigrate.store import Store
@@ -36,6 +35,21 @@ class TopicEstimate:
     retention_left_s: float | None  # until the oldest record may be deleted (None: never)
 
 
+@dataclass(frozen=True)
+class WaveEstimate:
+    """One wave's time, from the mirror's rate and the producers' rate sampled now."""
+
+    wave: int
+    topics: int
+    groups: int
+    backlog: int  # records to copy now
+    incoming_per_s: float  # producers' rate into the wave's topics
+    copy_s: float  # the backlog at the mirror's rate, were producers stopped
+    # Until in sync while producers go on writing, the waves before it still mirrored
+    # (their producers' rate taken off the mirror's); None: never.
+    catch_up_s: float | None
+
+
 @dataclass
 class CheckReport:
     problems: list[str] = field(default_factory=list)
@@ -43,6 +57,7 @@ class CheckReport:
     mirror_rate: float = ASSUMED_MIRROR_RATE
     rate_source: str = "assumed"
     catch_up_s: float | None = None  # None: never (producers outpace the mirror)
+    waves: list[WaveEstimate] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -153,11 +168,18 @@ def _check_acls(
 
 
 def _rate(plan: Plan, store: Store, given: float | None, report: CheckReport) -> None:
-    run = get_run(store, plan.name)
+    report.mirror_rate, report.rate_source = mirror_rate(store, plan.name, given)
+
+
+def mirror_rate(store: Store, link: str, given: float | None) -> tuple[float, str]:
+    """Records/s the mirror copies, and where that figure comes from: ``given``, else the
+    link's last run (measured), else this machine's benchmark (assumed)."""
     if given:
-        report.mirror_rate, report.rate_source = given, "given"
-    elif run is not None and run.records_per_s > 0:
-        report.mirror_rate, report.rate_source = run.records_per_s, "measured"
+        return given, "given"
+    run = get_run(store, link)
+    if run is not None and run.records_per_s > 0:
+        return run.records_per_s, "measured"
+    return ASSUMED_MIRROR_RATE, "assumed"
 
 
 def _check_catch_up(
@@ -171,17 +193,18 @@ def _check_catch_up(
     ends = source.partition_offsets(pairs, "latest")
     elapsed = max(time.monotonic() - began, 1e-3)
     configs = {t.name: t.configs for t in plan.topics}
-    now_ms = time.time() * 1000
-    for topic in topics:
-        mine = [tp for tp in pairs if tp[0] == topic]
+    for topic, count in topics.items():
+        mine = [(topic, p) for p in range(count)]
         backlog = sum(ends[tp] - starts[tp] for tp in mine)
         incoming = sum(ends[tp] - first[tp] for tp in mine) / elapsed
-        left = _retention_left(source.cluster, configs[topic], mine, starts, ends, now_ms)
+        left = _retention_left(source, topic, configs[topic]) if backlog else None
         report.estimates.append(TopicEstimate(topic, backlog, incoming, left))
     backlog = sum(e.backlog for e in report.estimates)
     incoming = sum(e.incoming_per_s for e in report.estimates)
     spare = report.mirror_rate - incoming
     report.catch_up_s = backlog / spare if spare > 0 else None
+    report.waves = wave_estimates(plan, report.estimates, report.mirror_rate)
+    by_wave = {t: w.catch_up_s for w in report.waves for t in _wave_topics(plan, w.wave)}
     if report.catch_up_s is None:
         report.problems.append(
             f"producers write {incoming:,.0f} records/s to the plan's topics, faster than the "
@@ -190,37 +213,67 @@ def _check_catch_up(
         )
         return
     for e in report.estimates:
-        if e.retention_left_s is not None and e.retention_left_s < report.catch_up_s:
+        # In a wave, the topic waits for its wave's catch-up, not the whole plan's.
+        needs = by_wave.get(e.topic)
+        needs = report.catch_up_s if needs is None else needs
+        if e.retention_left_s is not None and e.retention_left_s < needs:
             report.problems.append(
-                f"topic {e.topic}: the mirror needs about {report.catch_up_s:,.0f}s to catch up "
+                f"topic {e.topic}: the mirror needs about {needs:,.0f}s to catch up "
                 f"but source retention may delete its oldest records in {e.retention_left_s:,.0f}s;"
                 " raise retention.ms on the source first"
             )
 
 
-def _retention_left(
-    cluster: ClusterConfig,
-    configs: dict[str, str],
-    pairs: list[tuple[str, int]],
-    starts: dict[tuple[str, int], int],
-    ends: dict[tuple[str, int], int],
-    now_ms: float,
-) -> float | None:
+def wave_estimates(
+    plan: Plan, estimates: list[TopicEstimate], mirror_rate: float
+) -> list[WaveEstimate]:
+    """Per wave of ``plan`` with topics among ``estimates``: its copy time at
+    ``mirror_rate`` and its catch-up time with the waves before it still mirrored."""
+    found = {e.topic: e for e in estimates}
+    done: list[WaveEstimate] = []
+    before = 0.0  # producers' rate into earlier waves: the mirror keeps copying it
+    for wave in plan.waves:
+        mine = [found[t] for t in wave.topics if t in found]
+        if not mine:
+            continue
+        backlog = sum(e.backlog for e in mine)
+        incoming = sum(e.incoming_per_s for e in mine)
+        spare = mirror_rate - before - incoming
+        done.append(
+            WaveEstimate(
+                wave.number,
+                len(wave.topics),
+                len(wave.groups),
+                backlog,
+                incoming,
+                backlog / mirror_rate,
+                backlog / spare if spare > 0 else None,
+            )
+        )
+        before += incoming
+    return done
+
+
+def _wave_topics(plan: Plan, number: int) -> list[str]:
+    return next(w.topics for w in plan.waves if w.number == number)
+
+
+def _retention_left(source: ClusterAdmin, topic: str, configs: dict[str, str]) -> float | None:
+    """Seconds until source retention may delete the topic's oldest record (None: never,
+    or the topic is empty)."""
     if "delete" not in configs.get("cleanup.policy", "delete"):
         return None
     retention = int(configs.get("retention.ms", DEFAULT_RETENTION_MS))
     if retention < 0:
         return None
-    oldest = None
-    for topic, partition in pairs:
-        if ends[(topic, partition)] <= starts[(topic, partition)]:
-            continue
-        first = read_partition(
-            cluster, topic, partition, starts[(topic, partition)], ends[(topic, partition)], limit=1
-        )
-        if first and first[0].timestamp is not None:
-            ts = first[0].timestamp
-            oldest = ts if oldest is None else min(oldest, ts)
-    if oldest is None:
+    # The first record at or after time 0 is each partition's first record: one
+    # ListOffsets for the topic answers its timestamp, where reading it took a consumer
+    # per partition.
+    stamps = [
+        o.timestamp
+        for o in source.offsets_for_timestamp(topic, 0)
+        if o.timestamp is not None and o.timestamp >= 0
+    ]
+    if not stamps:
         return None
-    return max(retention - (now_ms - oldest), 0) / 1000
+    return max(retention - (time.time() * 1000 - min(stamps)), 0) / 1000

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,6 +25,9 @@ HEADER = """\
 # order or the in-sync threshold), then:  kmigrate plan check {path}
 #                                          kmigrate migrate start {path}
 # members and lag are what the clusters showed when the plan was written.
+# waves (when there is more than one): run them one at a time (migrate start {path} --wave N,
+# then the steps with --wave N). A topic dropped from topics must go from its wave too, and
+# a topic added must join one; a group's topics stay in one wave.
 """
 
 
@@ -75,6 +78,31 @@ class SkippedAcl(PlannedAcl):
     reason: str
 
 
+class PlannedWave(_Strict):
+    number: int = Field(gt=0)
+    topics: list[str] = Field(min_length=1)
+    groups: list[str] = Field(default_factory=list)
+    # Estimates when the plan was written (how: wave_sizing).
+    bytes: int = Field(default=0, ge=0)
+    records: int = Field(default=0, ge=0)
+    copy_s: float = Field(default=0.0, ge=0)
+    # Why this wave is over the bounds: one group's topics, which never split.
+    over_bounds: str | None = None
+
+
+class WaveSizing(_Strict):
+    """How the waves were cut: their bounds, and where the estimates came from."""
+
+    max_bytes: int = Field(gt=0)
+    max_copy_s: float = Field(gt=0)
+    mirror_rate: float = Field(gt=0)  # records/s the copy times assume
+    rate_from: Literal["measured", "given", "assumed"]
+    # "log-dirs": the partitions' bytes on the source's disks (largest replica); else it
+    # says which topics were estimated as records (high - low watermark) times an
+    # average record size, sampled from the topics (or assumed when none was readable).
+    bytes_from: str
+
+
 class Plan(_Strict):
     name: str
     source: str
@@ -91,6 +119,9 @@ class Plan(_Strict):
     groups: list[PlannedGroup] = Field(default_factory=list)
     acls: list[PlannedAcl] = Field(default_factory=list)
     acls_not_copied: list[SkippedAcl] = Field(default_factory=list)
+    # Optional (plans written before waves, or that fit in one, have none).
+    wave_sizing: WaveSizing | None = None
+    waves: list[PlannedWave] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -149,11 +180,63 @@ def _check_consistent(plan: Plan, where: str) -> None:
             )
     if plan.source == plan.target:
         raise ConfigError(f"{where}: source and target are the same cluster")
+    if plan.waves:
+        _check_waves(plan, where)
     if plan.via_gateway and plan.switch_order is not SwitchOrder.CONSUMERS_FIRST:
         raise ConfigError(
             f"{where}: via_gateway migrations switch consumers first (producers never stop); "
             "set switch_order: consumers-first"
         )
+
+
+def _check_waves(plan: Plan, where: str) -> None:
+    """Waves number 1..n, hold every planned topic once, and keep each group's topics
+    (and the group) in one wave."""
+    numbers = [w.number for w in plan.waves]
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise ConfigError(f"{where}: waves must be numbered 1, 2, 3, ... in order")
+    names = set(plan.topic_names())
+    wave_of: dict[str, int] = {}
+    for w in plan.waves:
+        for topic in w.topics:
+            if topic not in names:
+                raise ConfigError(
+                    f"{where}: wave {w.number} lists topic {topic}, which is not among the "
+                    "plan's topics; drop it from the wave or add the topic"
+                )
+            if topic in wave_of:
+                raise ConfigError(
+                    f"{where}: topic {topic} is in waves {wave_of[topic]} and {w.number}"
+                )
+            wave_of[topic] = w.number
+    missing = sorted(names - set(wave_of))
+    if missing:
+        raise ConfigError(f"{where}: topic {missing[0]} is in no wave; add it to one")
+    _check_wave_groups(plan, where, wave_of)
+
+
+def _check_wave_groups(plan: Plan, where: str, wave_of: dict[str, int]) -> None:
+    listed: dict[str, list[int]] = {}
+    for w in plan.waves:
+        for name in w.groups:
+            listed.setdefault(name, []).append(w.number)
+            if plan.group(name) is None:
+                raise ConfigError(
+                    f"{where}: wave {w.number} lists group {name}, which is not among the "
+                    "plan's groups"
+                )
+    for g in plan.groups:
+        waves = sorted({wave_of[t] for t in g.topics})
+        if len(waves) > 1:
+            raise ConfigError(
+                f"{where}: group {g.name} reads topics of waves {waves[0]} and {waves[1]}; "
+                "a group's topics move in one wave"
+            )
+        if waves and listed.get(g.name) != waves:
+            raise ConfigError(
+                f"{where}: group {g.name} reads wave {waves[0]}'s topics; list it there "
+                "(and in no other wave)"
+            )
 
 
 def _describe(exc: ValidationError) -> str:

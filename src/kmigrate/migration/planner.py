@@ -7,7 +7,18 @@ import re
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import NOT_TOPIC_OR_GROUP, acl_support, split_acls
-from kmigrate.migration.plan import Plan, PlannedAcl, PlannedGroup, PlannedTopic, SkippedAcl
+from kmigrate.migration.plan import (
+    Plan,
+    PlannedAcl,
+    PlannedGroup,
+    PlannedTopic,
+    PlannedWave,
+    SkippedAcl,
+    WaveSizing,
+)
+from kmigrate.migration.sizing import measure
+from kmigrate.migration.waves import Bounds, plan_waves
+from kmigrate.model.cluster import TopicInfo
 from kmigrate.model.links import compile_topics, default_link_name
 from kmigrate.model.migrations import SwitchOrder
 
@@ -20,8 +31,11 @@ def new_plan(
     groups: str | None,
     order: SwitchOrder,
     name: str | None,
+    bounds: Bounds | None = None,
+    rate_from: str = "assumed",
 ) -> Plan:
-    """The plan for ``topics`` (and the ``groups`` that read them) as the source is now."""
+    """The plan for ``topics`` (and the ``groups`` that read them) as the source is now;
+    with ``bounds``, cut into waves when it does not fit in one (see `waves`)."""
     topic_re = compile_topics(topics)
     group_re = compile_topics(groups) if groups else None
     src = source.cluster.name
@@ -36,6 +50,9 @@ def new_plan(
     names = [t.name for t in planned_topics]
     planned_groups = _groups(source, group_re, names) if group_re else []
     acls, skipped = _acls(source, names, [g.name for g in planned_groups])
+    sizing, waves = (
+        _waves(source, described, planned_groups, bounds, rate_from) if bounds else (None, [])
+    )
     return Plan(
         name=name or default_link_name(src, target),
         source=src,
@@ -45,7 +62,44 @@ def new_plan(
         groups=planned_groups,
         acls=acls,
         acls_not_copied=skipped,
+        wave_sizing=sizing,
+        waves=waves,
     )
+
+
+def _waves(
+    source: ClusterAdmin,
+    described: list[TopicInfo],
+    groups: list[PlannedGroup],
+    bounds: Bounds,
+    rate_from: str,
+) -> tuple[WaveSizing | None, list[PlannedWave]]:
+    """The waves, or none when the whole plan fits in one wave within the bounds."""
+    measured = measure(source, described)
+    waves = plan_waves(measured.sizes, {g.name: g.topics for g in groups}, bounds)
+    if len(waves) == 1 and waves[0].over_bounds is None:
+        return None, []
+    sizing = WaveSizing.model_validate(
+        {
+            "max_bytes": bounds.max_bytes,
+            "max_copy_s": bounds.max_seconds,
+            "mirror_rate": bounds.records_per_s,
+            "rate_from": rate_from,
+            "bytes_from": measured.bytes_from,
+        }
+    )
+    return sizing, [
+        PlannedWave(
+            number=w.number,
+            topics=list(w.topics),
+            groups=list(w.groups),
+            bytes=w.bytes,
+            records=w.records,
+            copy_s=round(w.seconds, 1),
+            over_bounds=w.over_bounds,
+        )
+        for w in waves
+    ]
 
 
 def _groups(

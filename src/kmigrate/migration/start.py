@@ -42,11 +42,14 @@ def start_migration(
     report: Report,
     *,
     sample_s: float = 2.0,
+    only: list[str] | None = None,
 ) -> StartResult:
+    """``only``: start just these topics (a wave); the plan's others stay PLANNED and
+    are neither checked nor mirrored yet."""
     source_cfg, target_cfg = settings.cluster(plan.source), settings.cluster(plan.target)
     with ClusterAdmin(source_cfg) as source, ClusterAdmin(target_cfg) as target:
         check = check_plan(
-            plan, store, source, target, sample_s=sample_s, started=_started(store, plan.name)
+            plan, store, source, target, sample_s=sample_s, started=_skipped(store, plan, only)
         )
         registry = via_gateway.gateway_of(settings, plan) if plan.via_gateway else None
         problems = list(check.problems)
@@ -59,7 +62,7 @@ def start_migration(
                 f"the plan has {len(problems)} problem(s), nothing started: " + "; ".join(problems)
             )
         try:
-            return _start(settings, store, plan, plan_yaml, report, check, target, registry)
+            return _start(settings, store, plan, plan_yaml, report, check, target, registry, only)
         finally:
             if registry is not None:
                 registry.close()
@@ -74,6 +77,7 @@ def _start(
     check: CheckReport,
     target: ClusterAdmin,
     registry: Registry | None,
+    only: list[str] | None,
 ) -> StartResult:
     known = plan.name in migration_names(store)
     save_migration(store, plan.name, plan.source, plan.target, plan_yaml)
@@ -87,7 +91,8 @@ def _start(
         todo = [
             t
             for t in plan.topic_names()
-            if items[t].state == TopicPhase.PLANNED.value or items[t].pending == "start"
+            if (items[t].state == TopicPhase.PLANNED.value or items[t].pending == "start")
+            and (only is None or t in only)
         ]
         result = StartResult(todo, check)
         if not todo:
@@ -111,6 +116,15 @@ def _start(
             for topic in todo:
                 set_state(store, m.name, "topic", topic, TopicPhase.MIRRORING.value)
         return result
+
+
+def _skipped(store: Store, plan: Plan, only: list[str] | None) -> tuple[set[str], set[str]]:
+    """Topics and groups the check leaves out: started ones, and those outside ``only``."""
+    topics, groups = _started(store, plan.name)
+    if only is not None:
+        topics |= set(plan.topic_names()) - set(only)
+        groups |= {g.name for g in plan.groups if not set(g.topics) <= set(only)}
+    return topics, groups
 
 
 def _started(store: Store, name: str) -> tuple[set[str], set[str]]:

@@ -28,7 +28,7 @@ def next_steps(snap: Snapshot) -> list[str]:
         steps.append(f"the mirror is {mirror_state}: resume it with kmigrate migrate start PLAN")
     planned = [n for n, p in phases.items() if p is TopicPhase.PLANNED]
     if planned:
-        steps.append(f"start mirroring {', '.join(planned)}: kmigrate migrate start PLAN")
+        steps.append(_start_step(snap, planned))
     syncing = [n for n, p in phases.items() if p is TopicPhase.MIRRORING]
     if syncing:
         steps.append(f"wait: {', '.join(syncing)} in sync at lag <= {plan.in_sync_lag:,}")
@@ -67,6 +67,18 @@ def next_steps(snap: Snapshot) -> list[str]:
     if phases and all(p is TopicPhase.DONE for p in phases.values()):
         steps.append("migration complete: every topic is DONE")
     return steps
+
+
+def _start_step(snap: Snapshot, planned: list[str]) -> str:
+    """Start the planned topics; in a plan cut in waves, the next wave's only."""
+    for wave in snap.migration.plan.waves:
+        waiting = [t for t in wave.topics if t in planned]
+        if waiting:
+            return (
+                f"start wave {wave.number} ({', '.join(waiting)}): "
+                f"kmigrate migrate start PLAN --wave {wave.number}"
+            )
+    return f"start mirroring {', '.join(planned)}: kmigrate migrate start PLAN"
 
 
 def _group_ready(snap: Snapshot, group: GroupMove) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from kmigrate.errors import ConflictError, NotFoundError
 from kmigrate.model.links import Link, LinkTopic, StartPosition, TopicState
@@ -94,24 +95,76 @@ def link_topics_of(store: Store, link: str) -> list[LinkTopic]:
 
 def owner_of(store: Store, target: str, topic: str) -> str | None:
     """The link that owns ``topic`` on the ``target`` cluster, if any."""
+    return owners_of(store, target, [topic]).get(topic)
+
+
+def owners_of(store: Store, target: str, topics: Iterable[str]) -> dict[str, str]:
+    """The link that owns each of ``topics`` on the ``target`` cluster (topics no link
+    owns are left out); one query, whatever the number of topics."""
+    wanted = set(topics)
+    if not wanted:
+        return {}
+    # Every topic owned on the target, filtered here: no IN list to outgrow the
+    # database's limit on bound parameters.
     query = (
-        select(link_topics.c.link)
+        select(link_topics.c.link, link_topics.c.topic)
         .join(links, links.c.name == link_topics.c.link)
-        .where(links.c.target == target, link_topics.c.topic == topic)
+        .where(links.c.target == target)
     )
     with store.reading() as conn:
-        row = conn.execute(query).first()
-    return row.link if row else None
+        rows = conn.execute(query).all()
+    return {row.topic: row.link for row in rows if row.topic in wanted}
 
 
 def put_topic(store: Store, link: str, topic: str, partitions: int, state: TopicState) -> None:
+    """Add ``topic`` to ``link``, or set its partition count and state."""
+    put_topics(store, [LinkTopic(link, topic, partitions, state)])
+
+
+def put_topics(store: Store, topics: Iterable[LinkTopic]) -> None:
+    """Add each topic to its link, or set its partition count and state: all in one
+    transaction (all or none are written). The last row given for a topic wins."""
+    rows = {(t.link, t.topic): t for t in topics}
+    if not rows:
+        return
+    stamp = now_ms()
     with store.transaction() as conn:
-        key = (link_topics.c.link == link) & (link_topics.c.topic == topic)
-        values = {"partitions": partitions, "state": state.value, "updated_ms": now_ms()}
-        if conn.execute(select(link_topics.c.topic).where(key)).first():
-            conn.execute(link_topics.update().where(key).values(**values))
-        else:
-            conn.execute(link_topics.insert().values(link=link, topic=topic, **values))
+        present = {
+            (r.link, r.topic)
+            for r in conn.execute(
+                select(link_topics.c.link, link_topics.c.topic).where(
+                    link_topics.c.link.in_({link for link, _ in rows})
+                )
+            )
+        }
+        fresh = [
+            {
+                "link": t.link,
+                "topic": t.topic,
+                "partitions": t.partitions,
+                "state": t.state.value,
+                "updated_ms": stamp,
+            }
+            for key, t in rows.items()
+            if key not in present
+        ]
+        known = [
+            {"k_link": t.link, "k_topic": t.topic, "n": t.partitions, "s": t.state.value}
+            for key, t in rows.items()
+            if key in present
+        ]
+        if fresh:
+            conn.execute(link_topics.insert(), fresh)
+        if known:
+            conn.execute(
+                link_topics.update()
+                .where(
+                    (link_topics.c.link == bindparam("k_link"))
+                    & (link_topics.c.topic == bindparam("k_topic"))
+                )
+                .values(partitions=bindparam("n"), state=bindparam("s"), updated_ms=stamp),
+                known,
+            )
 
 
 def set_topic_state(store: Store, link: str, topic: str, state: TopicState) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, Connection, Table, and_, bindparam, func, select
 
@@ -18,26 +18,66 @@ from kmigrate.store.database import Store, now_ms
 from kmigrate.store.schema import gaps, group_positions, link_topics, map_partitions, offset_runs
 
 
+class PartitionStart(NamedTuple):
+    """Where a partition's map begins: the source offset it is read from and the
+    target partition's end offset at that moment."""
+
+    topic: str
+    partition: int
+    source_start: int
+    target_start: int
+
+
 def start_partition(
     store: Store, link: str, topic: str, partition: int, source_start: int, target_start: int
 ) -> None:
     """Begin the map of a partition the link has never mirrored (no-op if it exists)."""
+    start_partitions(store, link, [PartitionStart(topic, partition, source_start, target_start)])
+
+
+def start_partitions(store: Store, link: str, starts: Iterable[PartitionStart]) -> None:
+    """Begin the maps of many partitions in one transaction; a partition whose map
+    exists already is left as it is (so is a repeat within ``starts``)."""
+    rows = list(starts)
+    if not rows:
+        return
+    stamp = now_ms()
     with store.transaction() as conn:
-        if _header(conn, link, topic, partition) is None:
-            conn.execute(
-                map_partitions.insert().values(
-                    link=link,
-                    topic=topic,
-                    partition=partition,
-                    source_start=source_start,
-                    source_next=source_start,
-                    target_start=target_start,
-                    mirrored=0,
-                    last_timestamp=None,
-                    records_per_s=0.0,
-                    updated_ms=now_ms(),
-                )
+        known = _mapped(conn, link)
+        fresh = []
+        for row in rows:
+            if (row.topic, row.partition) in known:
+                continue
+            known.add((row.topic, row.partition))
+            fresh.append(
+                {
+                    "link": link,
+                    "topic": row.topic,
+                    "partition": row.partition,
+                    "source_start": row.source_start,
+                    "source_next": row.source_start,
+                    "target_start": row.target_start,
+                    "mirrored": 0,
+                    "last_timestamp": None,
+                    "records_per_s": 0.0,
+                    "updated_ms": stamp,
+                }
             )
+        if fresh:
+            conn.execute(map_partitions.insert(), fresh)
+
+
+def mapped_partitions(store: Store, link: str) -> set[tuple[str, int]]:
+    """The (topic, partition) of every partition whose map the link has begun."""
+    with store.reading() as conn:
+        return _mapped(conn, link)
+
+
+def _mapped(conn: Connection, link: str) -> set[tuple[str, int]]:
+    query = select(map_partitions.c.topic, map_partitions.c.partition).where(
+        map_partitions.c.link == link
+    )
+    return {(row.topic, row.partition) for row in conn.execute(query)}
 
 
 def _of_partition(table: Table, link: str, topic: str, partition: int) -> ColumnElement[bool]:

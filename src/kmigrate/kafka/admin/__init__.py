@@ -10,7 +10,7 @@ module and shares the client through :class:`~kmigrate.kafka.admin.connection.Ad
 - ``brokers``: the cluster, its brokers and their configuration (``isolated``: the
   one call run in a child process)
 - ``configs``: dynamic topic and broker configs
-- ``topics``: list, describe, create, grow, delete
+- ``topics``: list, describe, create, grow, delete (one at a time or in bulk)
 - ``offsets``: watermarks, offsets by time, deleting records
 - ``groups``: consumer groups, committed offsets and lag; many groups in a constant
   number of round trips
@@ -64,7 +64,9 @@ class ClusterAdmin:
         self.describe_topics_if_present = topics.describe_topics_if_present
         self.create_topic = topics.create_topic
         self.create_topic_like = topics.create_topic_like
+        self.create_topics_like = topics.create_topics_like
         self.create_partitions = topics.create_partitions
+        self.grow_topics = topics.grow_topics
         self.delete_topics = topics.delete_topics
 
         self.watermarks = offsets.watermarks

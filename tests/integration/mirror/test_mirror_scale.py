@@ -15,17 +15,18 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kmigrate.config import ClusterConfig, SparkConfig
+from kmigrate.errors import ClusterUnavailableError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.copy_task import CopySettings
 from kmigrate.mirror.topology import sync_topology
+from kmigrate.model.cluster import PartitionInfo, TopicInfo
 from kmigrate.model.links import Link
 from kmigrate.store import open_store
 from kmigrate.store.links import save_link
-from tests.helpers import unique
+from tests.helpers import unique, wait_for
 from tests.integration.conftest import Clusters
 
 TOPICS, PARTITIONS, RECORDS = 100, 10, 3
@@ -56,25 +57,42 @@ class Counted:
 def estate(clusters: Clusters) -> Iterator[list[str]]:
     prefix = unique("scale")
     names = [f"{prefix}.{i:03d}" for i in range(TOPICS)]
-    _create(clusters.source, names)
-    producer = Producer({"bootstrap.servers": clusters.source.bootstrap_servers})
-    for name in names:
-        for p in range(PARTITIONS):
-            for i in range(RECORDS):
-                producer.produce(name, b"%s/%d/%d" % (name.encode(), p, i), b"%d" % i, partition=p)
-    assert producer.flush(60) == 0
     try:
+        _create(clusters.source, names)
+        producer = Producer({"bootstrap.servers": clusters.source.bootstrap_servers})
+        for name in names:
+            for p in range(PARTITIONS):
+                for i in range(RECORDS):
+                    key = b"%s/%d/%d" % (name.encode(), p, i)
+                    producer.produce(name, key, b"%d" % i, partition=p)
+        assert producer.flush(120) == 0
         yield names
     finally:
         for cluster in (clusters.source, clusters.target):
-            AdminClient({"bootstrap.servers": cluster.bootstrap_servers}).delete_topics(names)
+            with ClusterAdmin(cluster) as admin:
+                admin.delete_topics([n for n in names if n in _existing(admin)])
 
 
 def _create(cluster: ClusterConfig, names: list[str]) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    futures = admin.create_topics([NewTopic(n, PARTITIONS, 1) for n in names])
-    for future in futures.values():
-        future.result(60)
+    """Empty topics in bulk, once every partition answers ListOffsets (its leader made
+    its log)."""
+    partitions = tuple(PartitionInfo(p, -1, (), ()) for p in range(PARTITIONS))
+    with ClusterAdmin(cluster) as admin:
+        admin.create_topics_like([TopicInfo(n, partitions, {}) for n in names])
+    _wait_ready(cluster, names)
+
+
+def _wait_ready(cluster: ClusterConfig, names: list[str]) -> None:
+    every = [(n, p) for n in names for p in range(PARTITIONS)]
+
+    def answered() -> bool:
+        with ClusterAdmin(cluster) as admin:
+            try:
+                return len(admin.partition_offsets(every, "latest")) == len(every)
+            except (ClusterUnavailableError, TopicNotFoundError):
+                return False
+
+    wait_for(answered, timeout=120, message=f"{len(names)} topics ready on {cluster.name}")
 
 
 def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
@@ -90,6 +108,8 @@ def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
         assignment = sync_topology(store, link, source, target, lambda _m: None)
         pairs = assignment.pairs()
         assert len(pairs) == TOPICS * PARTITIONS
+        # A running mirror waits this out (the broker is still making the new logs).
+        _wait_ready(clusters.target, estate)
         ctx = MirrorContext(
             store,
             link,
@@ -120,6 +140,10 @@ def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
     assert idle == 0 and idle_writes == 0, "partitions with nothing new cost nothing"
     assert again == {"source": 1, "target": 0}, again
     _assert_exact(clusters, estate)
+
+
+def _existing(admin: ClusterAdmin) -> set[str]:
+    return {t.name for t in admin.list_topics()}
 
 
 def _assert_exact(clusters: Clusters, names: list[str]) -> None:

@@ -23,6 +23,7 @@ class Traffic(threading.Thread):
             {**config, "enable.idempotence": True, "acks": "all", "message.timeout.ms": 120_000}
         )
         self.acked: set[bytes] = set()
+        self.sent: set[bytes] = set()
         self.failed: list[str] = []
         self.done = threading.Event()
 
@@ -36,11 +37,24 @@ class Traffic(threading.Thread):
         n = 0
         while not self.done.is_set():
             for _ in range(20):
-                self.producer.produce(self.topic, f"r{n}".encode(), on_delivery=self._report)
+                value = f"r{n}".encode()
+                self.sent.add(value)
+                self.producer.produce(self.topic, value, on_delivery=self._report)
                 n += 1
             self.producer.poll(0)
             self.done.wait(0.05)
         self.producer.flush(120)
+
+    def check_stored(self, values: list[bytes]) -> None:
+        """``values`` (the topic read back) hold every acknowledged record once and
+        nothing this producer did not send. A record sent but never acknowledged (its
+        answer lost while a broker restarted, or still out when the flush gave up) may
+        be there or not: Kafka promises nothing about it either way."""
+        assert len(values) == len(set(values)), "a record was written twice"
+        missing = self.acked - set(values)
+        assert not missing, f"acknowledged records missing: {sorted(missing)[:5]}"
+        strange = set(values) - self.sent
+        assert not strange, f"records nobody sent: {sorted(strange)[:5]}"
 
 
 class Group(threading.Thread):

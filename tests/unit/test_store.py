@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,3 +225,37 @@ def test_a_store_whose_schema_is_not_committed_yet_reads_as_empty(tmp_path: Path
     assert db.read_bytes() == before
     save_link(store, LINK)
     assert require_link(store, LINK.name) == LINK
+
+
+def _first_write(path: str, ready: Any, go: Any, results: Any) -> None:
+    from kmigrate.store import open_store as opened
+
+    ready.wait()
+    go.wait()
+    try:
+        store = opened(f"sqlite:///{path}")
+        save_link(store, Link(f"l{os.getpid()}", "a", "b", ".*", StartPosition("earliest")))
+        results.put("ok")
+    except Exception as exc:  # the failure is what the test reports
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_writing_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    """A test and the mirror it starts (or two commands) may both make the store: each
+    first write succeeds, and every link is there."""
+    context = multiprocessing.get_context("spawn")
+    count = 6
+    ready, go, results = context.Barrier(count + 1), context.Event(), context.Queue()
+    path = str(tmp_path / "new" / "kmigrate.db")
+    workers = [
+        context.Process(target=_first_write, args=(path, ready, go, results)) for _ in range(count)
+    ]
+    for worker in workers:
+        worker.start()
+    ready.wait()
+    go.set()
+    outcomes = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(30)
+    assert outcomes == ["ok"] * count, outcomes
+    assert len(list_links(open_store(f"sqlite:///{path}"))) == count

@@ -26,7 +26,13 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import NullPool, StaticPool
 
 from kmigrate.config import Settings, is_secret_key
@@ -36,6 +42,9 @@ from kmigrate.store.schema import metadata, operation_events, operations
 
 OLD_KRAFT_PREFIX = "kraft:"  # how stores before the `operations` table keyed KRaft runs
 OLD_MOVES_TABLE = "zk_moves"  # where those stores kept ensemble moves and KRaft runs
+# A new store written by several processes at once: how often one looks again at what
+# the others made (PostgreSQL runs the DDL concurrently; SQLite waits for the lock).
+SCHEMA_ATTEMPTS = 5
 
 
 def now_ms() -> int:
@@ -99,16 +108,23 @@ class Store:
             return
         if create and self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._make_schema()
-        except OperationalError as exc:
-            if "already exists" not in str(exc):
-                raise
-            self._make_schema()  # another process made it meanwhile: check it again
+        for attempt in range(SCHEMA_ATTEMPTS):
+            try:
+                self._make_schema()
+                break
+            except (OperationalError, ProgrammingError, IntegrityError) as exc:
+                # Another process made a table meanwhile: look again at what exists.
+                if attempt == SCHEMA_ATTEMPTS - 1 or not _made_meanwhile(exc):
+                    raise
         self._ready = True
 
     def _make_schema(self) -> None:
         with self._engine.begin() as conn:
+            if conn.dialect.name == "sqlite":
+                # Two processes writing a new store at once (a test and the mirror it
+                # started) would each create tables the other just made: the write lock
+                # first makes the second wait, then find the whole schema made.
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
             metadata.create_all(conn)
             _add_new_columns(conn)
             _adopt_old_operations(conn)
@@ -247,6 +263,11 @@ def _safe_where(url: URL) -> str:
     ``?password=`` or ``sslpassword=`` that drivers also accept."""
     hidden = {k: "***" if is_secret_key(k) else v for k, v in url.query.items()}
     return url.set(query=hidden).render_as_string(hide_password=True)
+
+
+def _made_meanwhile(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "already exists" in text or "duplicate" in text
 
 
 def _first_line(exc: BaseException) -> str:

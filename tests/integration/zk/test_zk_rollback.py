@@ -101,7 +101,7 @@ def test_a_move_through_templates_killed_in_the_switch_rolls_back_to_the_old_ens
     with ClusterAdmin(kafka) as admin:
         high = admin.watermarks(topic)[0].high
     values = [r.value for r in read_partition(kafka, topic, 0, 0, high)]
-    assert len(values) == len(set(values)) and set(values) == traffic.acked
+    traffic.check_stored(values)
 
     again = run_cli("zk", "migrate", str(plan), config=str(config))
     assert again.code == 5, again.stderr

@@ -17,16 +17,15 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from kmigrate.config import ClusterConfig, SparkConfig
-from kmigrate.errors import ClusterUnavailableError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.copy_task import CopySettings
 from kmigrate.mirror.topology import sync_topology
-from kmigrate.model.cluster import PartitionInfo, TopicInfo
 from kmigrate.model.links import Link
 from kmigrate.store import open_store
 from kmigrate.store.links import save_link
-from tests.helpers import unique, wait_for
+from tests.helpers import unique
+from tests.integration.bulk_topics import create_ready, wait_ready
 from tests.integration.conftest import Clusters
 
 TOPICS, PARTITIONS, RECORDS = 100, 10, 3
@@ -58,7 +57,7 @@ def estate(clusters: Clusters) -> Iterator[list[str]]:
     prefix = unique("scale")
     names = [f"{prefix}.{i:03d}" for i in range(TOPICS)]
     try:
-        _create(clusters.source, names)
+        create_ready(clusters.source, names, PARTITIONS, {})
         producer = Producer({"bootstrap.servers": clusters.source.bootstrap_servers})
         for name in names:
             for p in range(PARTITIONS):
@@ -71,28 +70,6 @@ def estate(clusters: Clusters) -> Iterator[list[str]]:
         for cluster in (clusters.source, clusters.target):
             with ClusterAdmin(cluster) as admin:
                 admin.delete_topics([n for n in names if n in _existing(admin)])
-
-
-def _create(cluster: ClusterConfig, names: list[str]) -> None:
-    """Empty topics in bulk, once every partition answers ListOffsets (its leader made
-    its log)."""
-    partitions = tuple(PartitionInfo(p, -1, (), ()) for p in range(PARTITIONS))
-    with ClusterAdmin(cluster) as admin:
-        admin.create_topics_like([TopicInfo(n, partitions, {}) for n in names])
-    _wait_ready(cluster, names)
-
-
-def _wait_ready(cluster: ClusterConfig, names: list[str]) -> None:
-    every = [(n, p) for n in names for p in range(PARTITIONS)]
-
-    def answered() -> bool:
-        with ClusterAdmin(cluster) as admin:
-            try:
-                return len(admin.partition_offsets(every, "latest")) == len(every)
-            except (ClusterUnavailableError, TopicNotFoundError):
-                return False
-
-    wait_for(answered, timeout=120, message=f"{len(names)} topics ready on {cluster.name}")
 
 
 def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
@@ -109,7 +86,7 @@ def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
         pairs = assignment.pairs()
         assert len(pairs) == TOPICS * PARTITIONS
         # A running mirror waits this out (the broker is still making the new logs).
-        _wait_ready(clusters.target, estate)
+        wait_ready(clusters.target, estate, PARTITIONS)
         ctx = MirrorContext(
             store,
             link,

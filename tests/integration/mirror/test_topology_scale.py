@@ -23,18 +23,18 @@ from confluent_kafka.admin import AdminClient
 from sqlalchemy import Connection
 
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import ClusterUnavailableError, KMigrateError, TopicNotFoundError
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.admin import connection as admin_connection
 from kmigrate.kafka.records import produce
 from kmigrate.mirror.topology import Assignment, sync_topology
-from kmigrate.model.cluster import PartitionInfo, TopicInfo
 from kmigrate.model.links import Link, StartPosition, TopicState
 from kmigrate.model.records import Record
 from kmigrate.store import Store, open_store
 from kmigrate.store.links import link_topics_of, save_link
 from kmigrate.store.offsets import load_partitions
 from tests.helpers import unique, wait_for
+from tests.integration.bulk_topics import create_ready
 from tests.integration.conftest import Clusters
 
 PARTITIONS = 2  # the topic count is what grows; partitions only add broker work
@@ -82,21 +82,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 
 def _bulk_create(cluster: ClusterConfig, names: list[str], configs: dict[str, str]) -> None:
-    """Test setup, in one request: empty topics of PARTITIONS partitions, each partition
-    led by a broker that made its log (the metadata shows topics earlier)."""
-    partitions = tuple(PartitionInfo(p, -1, (), ()) for p in range(PARTITIONS))
-    with ClusterAdmin(cluster) as admin:
-        admin.create_topics_like([TopicInfo(n, partitions, configs) for n in names])
-    every = [(n, p) for n in names for p in range(PARTITIONS)]
-
-    def answered() -> bool:
-        with ClusterAdmin(cluster) as admin:
-            try:
-                return len(admin.partition_offsets(every, "latest")) == len(every)
-            except (ClusterUnavailableError, TopicNotFoundError):
-                return False
-
-    wait_for(answered, timeout=60, message=f"{len(names)} topics ready on {cluster.name}")
+    create_ready(cluster, names, PARTITIONS, configs)
 
 
 @pytest.fixture

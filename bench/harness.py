@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -232,7 +233,151 @@ def results_header(partitions: int) -> dict:
     }
 
 
-def write_results(prefix: str, results: dict) -> Path:
-    out = HERE / "results" / f"{prefix}{results['date']}.json"
+def write_results(prefix: str, results: dict, suffix: str = "") -> Path:
+    out = HERE / "results" / f"{prefix}{results['date']}{suffix}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     return out
+
+
+def kmigrate_commit() -> str:
+    """``git log --oneline -1`` of the kmigrate checkout this Python imports."""
+    import kmigrate
+
+    repo = Path(kmigrate.__file__).resolve().parents[2]
+    done = subprocess.run(
+        ["git", "-C", str(repo), "log", "--oneline", "-1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or f"unknown ({repo})"
+
+
+def machine() -> dict:
+    """Cores, CPU model, memory and the load average now (the machine may be shared)."""
+    cpuinfo = Path("/proc/cpuinfo").read_text()
+    model = re.search(r"model name\s*:\s*(.+)", cpuinfo)
+    mem = re.search(r"MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text())
+    return {
+        "cores": os.cpu_count(),
+        "cpu": model.group(1) if model else None,
+        "memory_gb": round(int(mem.group(1)) / 1e6, 1) if mem else None,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+class TreeSampler(threading.Thread):
+    """Samples a process and all its descendants every ``every`` s from /proc: the peak
+    of the tree's summed RSS (and per role: the root, ``java``, other processes), each
+    process's own peak (VmHWM), and CPU seconds used (dead children keep their last)."""
+
+    def __init__(self, root: int, every: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.root, self.every = root, every
+        self.peak_rss = 0
+        self.peak_by_role: dict[str, int] = {}
+        self.hwm: dict[int, int] = {}
+        self.ticks: dict[int, int] = {}
+        self.names: dict[int, str] = {}
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.sample()
+            self._halt.wait(self.every)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(10)
+
+    def cpu_s(self) -> float:
+        return sum(self.ticks.values()) / os.sysconf("SC_CLK_TCK")
+
+    def sample(self) -> None:
+        by_role: dict[str, int] = {}
+        for pid in _tree(self.root):
+            status = _status(pid)
+            if status is None:
+                continue
+            name, rss, hwm, ticks = status
+            role = "driver" if pid == self.root else ("jvm" if name == "java" else "workers")
+            by_role[role] = by_role.get(role, 0) + rss
+            self.hwm[pid] = max(self.hwm.get(pid, 0), hwm)
+            self.ticks[pid] = ticks
+            self.names[pid] = name
+        self.peak_rss = max(self.peak_rss, sum(by_role.values()))
+        for role, rss in by_role.items():
+            self.peak_by_role[role] = max(self.peak_by_role.get(role, 0), rss)
+
+    def report(self) -> dict:
+        """Peaks in MB (10^6 bytes)."""
+        return {
+            "peak_tree_rss_mb": round(self.peak_rss / 1e6, 1),
+            "peak_rss_by_role_mb": {k: round(v / 1e6, 1) for k, v in self.peak_by_role.items()},
+            "sum_of_process_peaks_mb": round(sum(self.hwm.values()) / 1e6, 1),
+            "processes_seen": len(self.hwm),
+        }
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants now (from /proc/*/stat)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _status(pid: int) -> tuple[str, int, int, int] | None:
+    """Name, RSS and VmHWM in bytes, and utime+stime ticks of ``pid`` (None if gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    kb = lambda key: int(fields.get(key, "0 kB").split()[0]) * 1024  # noqa: E731
+    rest = stat.rsplit(")", 1)[1].split()
+    return fields["Name"].strip(), kb("VmRSS"), kb("VmHWM"), int(rest[11]) + int(rest[12])
+
+
+def cpu_busy() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` has used so far; 0 if it is gone."""
+    status = _status(pid)
+    return status[3] / os.sysconf("SC_CLK_TCK") if status else 0.0
+
+
+def sandbox_broker_pids() -> dict[str, int]:
+    """The pid of each running sandbox broker in WORK, by cluster name (one broker each)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for arg in args:
+            match = re.search(rf"{re.escape(str(WORK))}/sandbox/([^/]+)/broker-", arg.decode())
+            if match and args[0].endswith(b"java"):
+                found[match.group(1)] = int(entry.name)
+                break
+    return found

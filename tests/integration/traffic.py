@@ -23,6 +23,7 @@ class Traffic(threading.Thread):
             {**config, "enable.idempotence": True, "acks": "all", "message.timeout.ms": 120_000}
         )
         self.acked: set[bytes] = set()
+        self.where: dict[bytes, tuple[int, int]] = {}  # acked value -> (partition, offset)
         self.sent: set[bytes] = set()
         self.failed: list[str] = []
         self.done = threading.Event()
@@ -30,6 +31,7 @@ class Traffic(threading.Thread):
     def _report(self, error: KafkaError | None, message: Any) -> None:
         if error is None:
             self.acked.add(message.value())
+            self.where[message.value()] = (message.partition(), message.offset())
         else:
             self.failed.append(error.str())
 
@@ -99,13 +101,29 @@ class Group(threading.Thread):
         finally:
             self.consumer.close()
 
-    def wait_read(self, acked: set[bytes], timeout: float) -> None:
-        """Until the group has read every record of ``acked``; a failure says how many it
-        has not, and what the consumer last reported."""
+    def wait_read(self, traffic: Traffic, timeout: float) -> None:
+        """Until the group has read every record ``traffic`` had acknowledged; a failure
+        says how many it has not and where (per partition, the first unread offset and
+        how many), the consumer's positions, and what it last reported."""
         try:
-            wait_for(lambda: self.seen >= acked, timeout=timeout, message="the group read all")
+            wait_for(lambda: self.seen >= traffic.acked, timeout=timeout,
+                     message="the group read all")  # fmt: skip
         except AssertionError as exc:
+            unread = traffic.acked - self.seen
+            first: dict[int, tuple[int, int]] = {}
+            for value in unread:
+                partition, offset = traffic.where[value]
+                low, count = first.get(partition, (offset, 0))
+                first[partition] = (min(low, offset), count + 1)
             raise AssertionError(
-                f"{exc}: {len(acked - self.seen)} unread, consumer alive: {self.is_alive()}, "
-                f"its last errors: {self.errors[-3:]}"
+                f"{exc}: {len(unread)} unread, per partition (first offset, how many): "
+                f"{sorted(first.items())}, consumer alive: {self.is_alive()}, "
+                f"its positions: {self._positions()}, its last errors: {self.errors[-3:]}"
             ) from None
+
+    def _positions(self) -> str:
+        try:
+            assigned = self.consumer.assignment()
+            return str([(p.partition, p.offset) for p in self.consumer.position(assigned)])
+        except (KafkaException, RuntimeError) as exc:
+            return f"unknown ({exc})"

@@ -144,7 +144,7 @@ def _exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Gr
     traffic.check_stored(values)
     assert len(traffic.acked) > 100, "the producer kept writing"
     try:
-        group.wait_read(traffic.acked, timeout=90)
+        group.wait_read(traffic, timeout=90)
     finally:
         group.done.set()
         group.join(30)

@@ -121,7 +121,7 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
         assert not traffic.failed, traffic.failed[:3]
         assert len(traffic.acked) > 100, "the SCRAM user kept writing through the migration"
         _read_once(admin_config, topic, traffic)
-        reader.wait_read(traffic.acked, timeout=90)
+        reader.wait_read(traffic, timeout=90)
     finally:
         reader.done.set()
         reader.join(30)

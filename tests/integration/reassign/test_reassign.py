@@ -103,7 +103,7 @@ def accounted(sandbox: Path, traffic: Traffic, group: Group, topic: str) -> None
     traffic.done.set()
     traffic.join(120)
     assert not traffic.failed, traffic.failed[:3]
-    group.wait_read(traffic.acked, timeout=90)
+    group.wait_read(traffic, timeout=90)
     group.done.set()
     group.join(30)
     cluster = load_settings(sandbox / "clusters.yaml").cluster("c")

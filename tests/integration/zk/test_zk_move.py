@@ -147,7 +147,7 @@ def test_a_move_under_traffic_killed_in_every_phase_ends_exactly(
         marks = admin.watermarks(topic)
     values = [r.value for w in marks for r in read_partition(kafka, topic, w.partition, 0, w.high)]
     traffic.check_stored(values)
-    consumer.wait_read(traffic.acked, timeout=60)
+    consumer.wait_read(traffic, timeout=60)
     consumer.done.set()
     other.done.set()
     consumer.join(30)

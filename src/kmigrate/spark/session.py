@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import kmigrate
 from kmigrate.config import SparkConfig
+from kmigrate.spark.cds import driver_options as cds_options
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -51,16 +52,21 @@ def session_conf(spark: SparkConfig) -> dict[str, str]:
 
 
 def build_context(
-    spark: SparkConfig, app_name: str, extra: Mapping[str, str] | None = None
+    spark: SparkConfig, app_name: str, extra: Mapping[str, str] | None = None, cds: bool = True
 ) -> SparkContext:
     """Start (or reuse) the SparkContext for a kmigrate job. No SparkSession: the jobs
-    use no SQL, and creating one costs seconds of start-up."""
+    use no SQL, and creating one costs seconds of start-up. With ``cds``, the driver
+    JVM maps Spark's classes from the class-data sharing archive (spark/cds.py)."""
     # pyspark takes the executors' interpreter from this variable, not from the conf.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark import SparkConf, SparkContext  # a second of start-up: only when used
 
+    settings = {**session_conf(spark), **(extra or {})}
+    options = cds_options() if cds and "spark.driver.extraJavaOptions" not in spark.conf else ""
+    if options:
+        settings["spark.driver.extraJavaOptions"] += f" {options}"
     conf = SparkConf().setAppName(app_name).setMaster(spark.master)
-    for key, value in {**session_conf(spark), **(extra or {})}.items():
+    for key, value in settings.items():
         conf.set(key, value)
     with _jvm_output_to(jvm_log_path()):
         context = SparkContext.getOrCreate(conf)

@@ -1,0 +1,155 @@
+"""A class-data sharing archive for the Spark driver JVM (AppCDS).
+
+Loading and verifying Spark's classes is most of the driver's start-up, paid again by
+every `mirror start`, `verify` and `migrate` process. The JVM can instead map classes it
+archived in an earlier run: the archive is made once, by a separate JVM that starts a
+SparkContext, runs a trivial job and exits with ``-XX:ArchiveClassesAtExit``, and is
+kept in kmigrate's cache beside the jars. Every driver after that starts with
+``-XX:SharedArchiveFile``.
+
+Nothing here can break a job. The JVM checks an archive against itself and its class
+path and ignores one that does not match (``-Xshare:auto``, the default), with a warning
+in the Spark log; the archive's name carries the JDK and pyspark it was made with, so a
+new JDK or pyspark makes a new one. ``KMIGRATE_SPARK_CDS=0`` turns it off.
+
+Run ``python -m kmigrate.spark.cds`` to make it ahead of time (``make jars`` does); a
+driver that finds none starts one such run in the background, so the next is quick.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kmigrate.maven import cache_dir
+
+DISABLE_ENV = "KMIGRATE_SPARK_CDS"
+# A build takes ~15 s; a lock older than this was left by a build that died.
+_STALE_LOCK_S = 300.0
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1") != "0"
+
+
+def archive_path() -> Path | None:
+    """Where the archive for this JDK and pyspark lives (present or not); None when no
+    ``java`` is found (Spark would not start either)."""
+    java = _java()
+    if java is None:
+        return None
+    import pyspark  # the version and location name the jars the archive holds
+
+    real = java.resolve()
+    identity = f"{real}|{real.stat().st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}"
+    key = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return cache_dir() / "spark-cds" / f"driver-{pyspark.__version__}-{key}.jsa"
+
+
+def driver_options(start_build: bool = True) -> str:
+    """The driver JVM's options that use the archive, or "" when there is none yet
+    (then, with ``start_build``, one background run makes it for the next driver)."""
+    if not enabled():
+        return ""
+    path = archive_path()
+    if path is None:
+        return ""
+    if path.is_file():
+        return f"-XX:SharedArchiveFile={path}"
+    if start_build:
+        _start_background_build(path)
+    return ""
+
+
+def build(path: Path) -> Path:
+    """Make the archive at ``path``: a SparkContext whose JVM archives every class it
+    loaded when it exits. Written under a temporary name and renamed once the JVM has
+    exited, so a driver never maps a half-written archive."""
+    from kmigrate.config import SparkConfig
+    from kmigrate.spark.session import build_context, session_conf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    base = session_conf(SparkConfig())["spark.driver.extraJavaOptions"]
+    options = f"{base} -XX:ArchiveClassesAtExit={partial}"
+    try:
+        context = build_context(
+            SparkConfig(), "kmigrate-cds", {"spark.driver.extraJavaOptions": options}, cds=False
+        )
+        context.parallelize(range(4), 2).map(lambda n: n + 1).collect()
+        gateway = context._gateway  # the JVM process pyspark started
+        context.stop()
+        # The JVM exits when its stdin closes, and archives on its way out.
+        gateway.proc.stdin.close()
+        gateway.proc.wait(timeout=180)
+        if not partial.is_file():
+            raise RuntimeError(f"the JVM wrote no archive (see {_log_hint()})")
+        os.replace(partial, path)
+        return path
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _start_background_build(path: Path) -> None:
+    """One build at a time per archive, across processes: the lock file says one runs."""
+    lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        if time.time() - lock.stat().st_mtime > _STALE_LOCK_S:
+            lock.unlink(missing_ok=True)
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return
+    os.close(fd)
+    subprocess.Popen(
+        [sys.executable, "-m", "kmigrate.spark.cds", "--lock", str(lock), str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # not stopped by Ctrl-C meant for the job that started it
+    )
+
+
+def _java() -> Path | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return Path(home) / "bin" / "java"
+    found = shutil.which("java")
+    return Path(found) if found else None
+
+
+def _log_hint() -> str:
+    from kmigrate.spark.session import jvm_log_path
+
+    return str(jvm_log_path())
+
+
+def main(argv: list[str]) -> int:
+    """``python -m kmigrate.spark.cds [--lock FILE] [PATH]``: make the archive (at its
+    usual place by default); prints where it is."""
+    lock = None
+    if argv[:1] == ["--lock"]:
+        lock, argv = Path(argv[1]), argv[2:]
+    try:
+        path = Path(argv[0]) if argv else archive_path()
+        if path is None:
+            print("no java on PATH (set JAVA_HOME): no archive made", file=sys.stderr)
+            return 1
+        if not path.is_file():
+            build(path)
+        print(path)
+        return 0
+    finally:
+        if lock is not None:
+            lock.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

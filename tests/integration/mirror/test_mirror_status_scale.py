@@ -142,7 +142,8 @@ def test_one_row_per_topic_attention_first_then_one_line_and_the_totals(estate: 
     # the gap, then by lag: t007 20, t050 12, t023 5 + 5; then caught up, by name
     t = estate.topic
     assert rows[:5] == [t(42), t(7), t(50), t(23), t(0)], ran.stdout
-    t7 = rf"│ {t(7)}\s+│ mirroring\s+│ 4\s+│ 20\s+│ 1\s+│ \d+\.\d\s+│ [\d,]+\s+│"  # records/s: 1,250
+    # records/s may be written 1,250
+    t7 = rf"│ {t(7)}\s+│ mirroring\s+│ 4\s+│ 20\s+│ 1\s+│ \d+\.\d\s+│ [\d,]+\s+│"
     assert re.search(t7, ran.stdout), ran.stdout
     assert "... and 80 more topic(s): all caught up" in ran.stdout
     assert "topics 100, partitions 400, lagging partitions 4, total lag 42" in ran.stdout

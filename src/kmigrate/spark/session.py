@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import zipfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import kmigrate
 from kmigrate.config import SparkConfig
@@ -68,8 +68,11 @@ def build_context(
     conf = SparkConf().setAppName(app_name).setMaster(spark.master)
     for key, value in settings.items():
         conf.set(key, value)
-    with _jvm_output_to(jvm_log_path()):
-        context = SparkContext.getOrCreate(conf)
+    with SparkContext._lock:  # as SparkContext.getOrCreate does
+        context = SparkContext._active_spark_context
+        if context is None:
+            gateway = SparkContext._gateway or _launch_gateway(conf, jvm_log_path())
+            context = SparkContext(conf=conf, gateway=gateway)
     context.setLogLevel("WARN")
     context.addPyFile(str(package_zip()))
     return context
@@ -83,24 +86,43 @@ def jvm_log_path() -> Path:
     )
 
 
-@contextmanager
-def _jvm_output_to(path: Path) -> Iterator[None]:
-    """Start the JVM with its stdout and stderr in ``path``: Spark's start-up warnings
-    would bury kmigrate's own one-line messages. Python's streams are restored after."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    saved = os.dup(1), os.dup(2)
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+def _launch_gateway(conf: Any, log: Path) -> Any:
+    """Spark's JVM started with its stdout and stderr in ``log``: its start-up warnings
+    would bury kmigrate's one-line messages. Only the JVM's streams go there, so the
+    context can start in a thread while kmigrate prints (start_in_background)."""
+    from pyspark.java_gateway import launch_gateway
+
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        yield
+        return launch_gateway(conf, popen_kwargs={"stdout": fd, "stderr": fd})
     finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, log):
-            os.close(fd)
+        os.close(fd)  # the JVM holds its own copy
+
+
+class Starting:
+    """A SparkContext starting in a thread while the caller does other work (plans,
+    reads offsets): the JVM's seconds of start-up overlap it. ``get`` waits for it."""
+
+    def __init__(self, factory: Callable[[], SparkContext]) -> None:
+        self._factory = factory
+        self._context: SparkContext | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="spark-start", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._context = self._factory()
+        except BaseException as exc:  # handed to the caller by get()
+            self._error = exc
+
+    def get(self) -> SparkContext:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._context is not None
+        return self._context
 
 
 def package_zip() -> Path:

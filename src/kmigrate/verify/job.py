@@ -21,6 +21,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import Gap, Link, TopicState
+from kmigrate.spark.session import Starting
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions
@@ -400,10 +401,11 @@ def verify(
     progress: Progress,
 ) -> VerifyReport:
     started = time.time()
+    spark = Starting(spark_factory)  # the JVM starts while the plan reads both clusters
     checks = plan()
     if not checks:
         raise ConfigError("nothing to verify: no partition matches (is the link mirroring?)")
-    results = run_checks(spark_factory(), checks, sides, progress)
+    results = run_checks(spark.get(), checks, sides, progress)
     return VerifyReport(
         mode,
         link,

@@ -1,10 +1,11 @@
 """kmigrate verify vs one plain consumer per side that reads and hashes the same records.
 
-    .venv/bin/python bench/verify.py [--records 1000000] [--size 1024]
+    .venv/bin/python bench/verify.py [--gb 1,4,10] [--size 1024]
 
-Two sandbox clusters in bench/.work. The source gets ``--records`` records of ``--size``
-bytes over 8 partitions (1 GB by default), kmigrate's mirror copies them to the target
-(link ``bench``), then, one after the other:
+Two sandbox clusters in bench/.work. For each size of ``--gb`` in turn (GB per side,
+10^9 bytes), the source topic grows to that size with records of ``--size`` bytes over
+8 partitions, kmigrate's mirror copies what is new to the target (link ``bench``), then,
+one after the other, over the whole topic:
 
 1. ``kmigrate verify --link bench --json`` (local[*]; wall time includes Spark start-up,
    the report's own time is given too);
@@ -124,7 +125,9 @@ def run_verify(bench: Bench) -> dict:
     )
     wall = time.monotonic() - start
     if done.returncode != 0:
-        raise SystemExit(f"verify exited {done.returncode}: {done.stderr[-2000:]}")
+        raise SystemExit(
+            f"verify exited {done.returncode}: {done.stderr[-2000:]}{done.stdout[-4000:]}"
+        )
     report = json.loads(done.stdout)
     per_side = report["summary"]["bytes"] / 2
     return {
@@ -137,37 +140,50 @@ def run_verify(bench: Bench) -> dict:
     }
 
 
+def measure(bench: Bench, source: ClusterAdmin, records: int, size: int) -> dict:
+    """The topic grown by ``records``, mirrored, then verify and the baseline over all."""
+    print(f"loading {records:,} more records ...", flush=True)
+    perf_producer(bench.kafka_jars, bench.source_bootstrap, TOPIC, records, size)
+    mirror = run_kmigrate_mirror(bench, TOPIC, LINK)
+    try:
+        mirror_s = wait_mirrored(bench, source, 3600)
+    finally:
+        stop(mirror, group=False)
+    ends = {w.partition: w.high for w in source.watermarks(TOPIC)}
+    step: dict = {"records": sum(ends.values()), "mirror_s": mirror_s}
+    step["gb_per_side"] = step["records"] * size / 1e9
+    step["kmigrate_verify"] = run_verify(bench)
+    print(f"kmigrate verify: {json.dumps(step['kmigrate_verify'])}", flush=True)
+    step["consumer_per_side"] = baseline(bench, ends)
+    print(f"consumer per side: {json.dumps(step['consumer_per_side'])}", flush=True)
+    step["verify_vs_consumers"] = (
+        step["kmigrate_verify"]["mb_per_s"] / step["consumer_per_side"]["mb_per_s"]
+    )
+    print(f"{step['gb_per_side']:.2f} GB per side: {step['verify_vs_consumers']:.2f}x", flush=True)
+    return step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--gb", default="1", help="GB per side to verify at, in turn: 1,4,10")
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--keep", action="store_true", help="Leave the clusters running.")
     args = parser.parse_args()
-    results: dict = {
-        **results_header(PARTITIONS),
-        "records": args.records,
-        "record_bytes": args.size,
-        "gb_per_side": args.records * args.size / 1e9,
-    }
+    sizes = [float(g) for g in args.gb.split(",")]
+    results: dict = {**results_header(PARTITIONS), "record_bytes": args.size, "steps": []}
     with (
         sandbox(keep=args.keep) as bench,
         ClusterAdmin(bench.settings.cluster("source")) as source,
     ):
         source.create_topic(TOPIC, PARTITIONS)
-        print("loading the source ...", flush=True)
-        perf_producer(bench.kafka_jars, bench.source_bootstrap, TOPIC, args.records, args.size)
-        mirror = run_kmigrate_mirror(bench, TOPIC, LINK)
-        try:
-            results["mirror_s"] = wait_mirrored(bench, source, 3600)
-        finally:
-            stop(mirror, group=False)
-        ends = {w.partition: w.high for w in source.watermarks(TOPIC)}
-        results["kmigrate_verify"] = run_verify(bench)
-        print(f"kmigrate verify: {json.dumps(results['kmigrate_verify'])}", flush=True)
-        results["consumer_per_side"] = baseline(bench, ends)
-        print(f"consumer per side: {json.dumps(results['consumer_per_side'])}", flush=True)
-    results["verify_vs_consumers"] = (
-        results["kmigrate_verify"]["mb_per_s"] / results["consumer_per_side"]["mb_per_s"]
+        held = 0
+        for gb in sizes:
+            wanted = int(gb * 1e9 / args.size)
+            results["steps"].append(measure(bench, source, wanted - held, args.size))
+            held = wanted
+    first = results["steps"][0]  # the headline figures, as earlier runs gave them
+    results.update(
+        {k: first[k] for k in ("kmigrate_verify", "consumer_per_side", "verify_vs_consumers")}
     )
     print(f"wrote {write_results('verify-', results)}")
 

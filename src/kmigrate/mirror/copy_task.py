@@ -193,11 +193,12 @@ def _copy_together(settings: CopySettings, plans: list[RangePlan]) -> Iterator[R
             reader.stop(offsets)
         if output.abandoned or size >= settings.max_bytes:
             break
-    unfinished = set(reader.open)
     reader.close()
     remaining = output.drain(_partitions(plans))
     for key, copy in copies.items():
-        if key not in unfinished:
+        # Only a range read to its end is done; one the byte limit cut goes on from where
+        # reading stopped (its iterator closed on the break: ``reader.open`` is empty).
+        if key in reader.ended:
             copy.result.next_offset = copy.plan.end
         elif copy.read_to is not None:
             copy.result.next_offset = copy.read_to  # the rest is the next batch's

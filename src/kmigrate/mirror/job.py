@@ -29,7 +29,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmigrate.config import Settings
-from kmigrate.errors import KMigrateError
+from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
 from kmigrate.mirror.batch import MirrorContext, run_batch
@@ -51,6 +51,9 @@ T = TypeVar("T")
 
 Report = Callable[[str], None]
 HEARTBEAT_S = 2.0
+# A task's read limit per batch (CopySettings.max_bytes) for tuning and for the tests
+# that must cut batches short; bytes, > 0.
+TASK_BYTES_ENV = "KMIGRATE_MIRROR_TASK_BYTES"
 # How long an idle mirror waits before it asks the source for new records again: the
 # bound on the lag this loop adds to a record that arrives while it waits.
 IDLE_POLL_S = 0.05
@@ -159,6 +162,7 @@ class MirrorJob:
                     dict(self.options.producer),
                     # A task waits for a silent cluster as long as a request would.
                     outage_s=max(source_cfg.timeout_s, target_cfg.timeout_s),
+                    max_bytes=_task_bytes(),
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
@@ -317,3 +321,12 @@ def claim(store: Store, link: str, log_path: Path) -> None:
     """Make this process the link's mirror, unless another live process already is."""
     check_not_running(store, link)
     begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))
+
+
+def _task_bytes() -> int:
+    given = os.environ.get(TASK_BYTES_ENV, "")
+    if not given:
+        return CopySettings.max_bytes
+    if not given.isdigit() or int(given) <= 0:
+        raise ConfigError(f"{TASK_BYTES_ENV} must be a number of bytes > 0, not {given!r}")
+    return int(given)

@@ -46,7 +46,10 @@ class _Open:
 
 class RangesReader:
     """Iterate for ``(range, records)`` pairs, or ``(range, RangeReadError)`` once for a
-    range that failed. ``stop(range)`` ends a range early (the caller has enough)."""
+    range that failed. ``stop(range)`` ends a range early (the caller has enough).
+    ``ended`` holds the ranges read to their end, and only those: a range stopped,
+    failed, or left when the caller stopped iterating is not in it, whatever ``open``
+    says after the iterator closed."""
 
     def __init__(
         self,
@@ -61,6 +64,7 @@ class RangesReader:
         self.open = {(r.topic, r.partition): _Open(r) for r in ranges if r.end > r.start}
         if len(self.open) != len([r for r in ranges if r.end > r.start]):
             raise ValueError("two ranges of one partition cannot be read at once")
+        self.ended: set[Key] = {(r.topic, r.partition) for r in ranges if r.end <= r.start}
         self.consumer: Consumer | None = None
         self.paused: list[TopicPartition] = []
         if self.open:
@@ -133,7 +137,7 @@ class RangesReader:
         for key, batch in batches.items():
             yield self.open[key].offsets, batch
         for key in ended:
-            self._finish(key)
+            self._finish(key, reached_end=True)
 
     def _ended_without_eof(self) -> None:
         """Retention may have deleted the rest of a range: the consumer was reset to the
@@ -143,7 +147,7 @@ class RangesReader:
         found = self.consumer.position([TopicPartition(t, p) for t, p in keys])
         for key, tp in zip(keys, found, strict=True):
             if tp.offset >= self.open[key].offsets.end:
-                self._finish(key)
+                self._finish(key, reached_end=True)
 
     def _stalled(self) -> Iterator[tuple[OffsetRange, RangeReadError]]:
         """Every open range, once no range made progress for ``stall_s``: one partition
@@ -154,7 +158,9 @@ class RangesReader:
             yield state.offsets, stalled(state.offsets, self.stall_s, state.trouble)
             self._finish(key)
 
-    def _finish(self, key: Key) -> None:
+    def _finish(self, key: Key, *, reached_end: bool = False) -> None:
+        if reached_end and key in self.open:
+            self.ended.add(key)
         if self.open.pop(key, None) is not None and self.consumer is not None:
             self.paused.append(TopicPartition(*key))
             self.consumer.pause(self.paused[-1:])

@@ -7,8 +7,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
+from kmigrate.mirror.job import TASK_BYTES_ENV
 from kmigrate.model.records import Record
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
@@ -86,13 +89,16 @@ def _target_records(clusters: Clusters, topic: str) -> int:
 
 
 def test_kill_nines_while_tasks_copy_lose_and_repeat_nothing(
-    clusters: Clusters, tmp_path: Path
+    clusters: Clusters, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """kill -9 at random moments while more copy tasks run than there are cores
     (local[4] on 2 cores, 8 partitions of 1 KB records, so each batch is seconds of
     produce calls whose chunk-edge delivery reports are outstanding), under steady
     production: every source record is on the target exactly once, at the offset the map
-    says. Replay a failure with KMIGRATE_TEST_SEED."""
+    says. Each task may read only 300 KB per batch, so batches are cut short and go on
+    where reading stopped, as a long backlog's are. Replay a failure with
+    KMIGRATE_TEST_SEED."""
+    monkeypatch.setenv(TASK_BYTES_ENV, str(300_000))
     topic = unique("kill")
     partitions, pad = 8, 1000
     with ClusterAdmin(clusters.source) as admin:

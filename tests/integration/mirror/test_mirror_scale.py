@@ -119,6 +119,51 @@ def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
     _assert_exact(clusters, estate)
 
 
+def test_a_task_cut_by_its_byte_limit_goes_on_where_it_stopped_reading(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    """Each task may read 2 KB per batch, so batches end inside ranges; the next batch
+    goes on where reading stopped and the copy ends whole and exact. (A range cut short
+    was once recorded as read to its end, and its rest was never copied.)"""
+    from kmigrate.spark.session import build_context
+
+    prefix = unique("cut")
+    names, partitions, records = [f"{prefix}.0", f"{prefix}.1"], 4, 50
+    create_ready(clusters.source, names, partitions, {})
+    producer = Producer({"bootstrap.servers": clusters.source.bootstrap_servers})
+    for name in names:
+        for p in range(partitions):
+            for i in range(records):
+                producer.produce(name, b"%d/%d" % (p, i), b"v" * 100, partition=p)
+    assert producer.flush(60) == 0
+    store = open_store(f"sqlite:///{tmp_path / 'kmigrate.db'}", None)
+    link = save_link(store, Link(unique("cut"), "source", "target", f"{prefix}\\..*"))
+    spark = build_context(SparkConfig(master="local[2]"), "kmigrate-cut-test")
+    settings = CopySettings(
+        clusters.source.as_librdkafka(), clusters.target.as_librdkafka(), max_bytes=2_000
+    )
+    copied: list[int] = []
+    try:
+        with ClusterAdmin(clusters.source) as source, ClusterAdmin(clusters.target) as target:
+            pairs = sync_topology(store, link, source, target, lambda _m: None).pairs()
+            wait_ready(clusters.target, names, partitions)
+            ctx = MirrorContext(store, link, source, target, settings, allow_gaps=False)
+            ctx.reload()
+            while not copied or (copied[-1] and len(copied) < 100):
+                copied.append(run_batch(ctx, spark, pairs))
+        wanted = _read_all(clusters.source, names, partitions)
+        found = _read_all(clusters.target, names, partitions)
+    finally:
+        spark.stop()
+        for cluster in (clusters.source, clusters.target):
+            with ClusterAdmin(cluster) as admin:
+                admin.delete_topics([n for n in names if n in _existing(admin)])
+    total = len(names) * partitions * records
+    assert copied[0] < total, f"the limit did not cut the first batch: {copied}"
+    assert sum(copied) == total, copied
+    assert found == wanted
+
+
 def _existing(admin: ClusterAdmin) -> set[str]:
     return {t.name for t in admin.list_topics()}
 
@@ -129,7 +174,9 @@ def _assert_exact(clusters: Clusters, names: list[str]) -> None:
     assert target == source
 
 
-def _read_all(cluster: ClusterConfig, names: list[str]) -> dict[tuple[str, int], list[Any]]:
+def _read_all(
+    cluster: ClusterConfig, names: list[str], partitions: int = PARTITIONS
+) -> dict[tuple[str, int], list[Any]]:
     """Every record of every partition, in offset order, with one plain consumer."""
     consumer = Consumer(
         {
@@ -139,7 +186,7 @@ def _read_all(cluster: ClusterConfig, names: list[str]) -> dict[tuple[str, int],
             "enable.auto.commit": False,
         }
     )
-    waiting = {(n, p) for n in names for p in range(PARTITIONS)}
+    waiting = {(n, p) for n in names for p in range(partitions)}
     consumer.assign([TopicPartition(n, p, 0) for n, p in waiting])
     found: dict[tuple[str, int], list[Any]] = {tp: [] for tp in waiting}
     try:

@@ -250,6 +250,9 @@ def test_request_bodies_list_their_fields(app_routes: tuple[list[tuple[str, str]
     assert "[`StepRequest`](#steprequest)" in found["post-api-migrations-name-steps-step"]
     assert {code("yes"), code("dry_run"), code("topics")} <= set(first_column(found["steprequest"]))
     assert "httpvalidationerror" not in found
+    for anchor in ("groupmove", "newmigration", "steprequest", "verifyrun"):
+        said = found[anchor].split("\n\n")[1]
+        assert not said.startswith("|"), f"the body {anchor} says nothing about itself"
 
 
 def test_every_error_kind_has_a_refusal_status() -> None:

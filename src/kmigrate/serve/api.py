@@ -86,6 +86,9 @@ class GroupMove(BaseModel):
 
 
 class VerifyRun(BaseModel):
+    """What to verify of the link: ``topics``, a regex, keeps only those of its topics
+    (default: all of them)."""
+
     model_config = ConfigDict(extra="forbid")
     topics: str | None = None  # a regex: only these of the link's topics
 

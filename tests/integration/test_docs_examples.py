@@ -123,6 +123,8 @@ def sandbox_of(clusters: Clusters) -> Path:
     return clusters.sandbox_dir
 
 
+# The guides' examples mirror, verify and migrate on Spark: left out of `make test-fast`.
+@pytest.mark.slow
 @pytest.mark.parametrize("page", marked_pages(), ids=lambda page: str(page.relative_to(ROOT)))
 def test_the_page_s_examples_run(clusters: Clusters, tmp_path: Path, page: Path) -> None:
     run_page(page, tmp_path, sandbox_of(clusters))

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars system-deps clients vendor demo test test-fast test-unit test-integration lint format clean demo-down
+.PHONY: all install jars system-deps clients vendor demo test test-fast test-unit test-integration lint format docs clean demo-down
 
 all: test
 
@@ -79,14 +79,20 @@ test-integration: jars system-deps clients
 	$(BIN)/pytest tests/integration
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(MAKE) --no-print-directory docs
+
+# The documentation site (mkdocs.yml) into site/. --strict: a broken link, a missing page
+# or a reference generator that fails (tools/docs/reference.py) fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 format: $(STAMP)
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench tools
+	$(BIN)/ruff check --fix src tests bench tools
 
 clean:
-	rm -rf $(VENV) .cache .kmigrate .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .kmigrate .pytest_cache .mypy_cache .ruff_cache site

@@ -56,7 +56,9 @@ T = TypeVar("T")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # A field's docstring is its description in the JSON schema (the configuration
+    # reference of the documentation site is generated from it).
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 def _joined(value: Any) -> Any:
@@ -70,10 +72,17 @@ class ClusterConfig(_Strict):
     """How to reach one Kafka cluster."""
 
     name: str = ""
+    """The cluster's name; set from its key under `clusters:`."""
     bootstrap_servers: str
+    """`host:port` of one or more brokers: a comma-separated string or a YAML list."""
     properties: dict[str, str | SecretStr] = Field(default_factory=dict)
+    """librdkafka client properties (security.protocol, sasl.*, ssl.*, ...). Java-client
+    names are refused with their librdkafka equivalent; values of secret names (password,
+    secret, token, key files) are never shown."""
     java_properties: dict[str, str | SecretStr] = Field(default_factory=dict)
+    """Unused (kmigrate has no Java client); still accepted."""
     timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds to wait for the cluster to answer before it counts as unreachable."""
 
     _join_servers = field_validator("bootstrap_servers", mode="before")(_joined)
 
@@ -103,8 +112,11 @@ class EnsembleConfig(_Strict):
     that work under a chroot take it separately)."""
 
     name: str = ""
+    """The ensemble's name; set from its key under `zookeeper:`."""
     connect: str
+    """`host:port` of the ensemble's servers: a comma-separated string or a YAML list."""
     timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds to wait for the ensemble to answer."""
 
     _join_servers = field_validator("connect", mode="before")(_joined)
 
@@ -113,10 +125,16 @@ class ClientTlsConfig(_Strict):
     """TLS on the gateway's client listener (PEM files, relative to clusters.yaml)."""
 
     cert_file: str
+    """The gateway's certificate chain (PEM)."""
     key_file: str
+    """The certificate's private key (PEM)."""
     key_password: SecretStr | None = None
-    ca_file: str | None = None  # verifies client certificates (mTLS)
+    """The private key's password, if it is encrypted."""
+    ca_file: str | None = None
+    """CA certificates that client certificates must chain to (mutual TLS)."""
     client_auth: Literal["none", "requested", "required"] | None = None
+    """Whether clients must present a certificate (default: required with a ca_file,
+    else none)."""
 
     @property
     def verify(self) -> Literal["none", "requested", "required"]:
@@ -127,28 +145,40 @@ class ClientTlsConfig(_Strict):
 class OAuthBearerConfig(_Strict):
     """How the gateway validates OAUTHBEARER tokens (JWT)."""
 
-    hmac_key: SecretStr | None = None  # HS256/384/512
-    jwks_file: str | None = None  # RS256/384/512
+    hmac_key: SecretStr | None = None
+    """The shared key of HS256/384/512-signed tokens."""
+    jwks_file: str | None = None
+    """A JSON Web Key Set file with the public keys of RS256/384/512-signed tokens."""
     issuer: str | None = None
+    """The `iss` claim a token must carry, if set."""
     audience: str | None = None
+    """The `aud` claim a token must carry, if set."""
     principal_claim: str = "sub"
-    allow_unsecured: bool = False  # alg "none" tokens: for tests only
+    """The claim that names the client's principal."""
+    allow_unsecured: bool = False
+    """Accept unsigned tokens (alg "none"): for tests only."""
 
 
 class ClientSaslConfig(_Strict):
     """SASL from clients; users' passwords come from env_file or the environment."""
 
     mechanisms: list[Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]]
+    """The SASL mechanisms clients may use."""
     users: dict[str, SecretStr] = Field(default_factory=dict)
+    """User name to password, for PLAIN and SCRAM (write passwords as `${ENV}`)."""
     scram_iterations: int = Field(default=4096, ge=4096)
+    """PBKDF2 iterations of the SCRAM credentials the gateway derives."""
     oauthbearer: OAuthBearerConfig | None = None
+    """How OAUTHBEARER tokens are validated (needed for that mechanism)."""
 
 
 class ClientsConfig(_Strict):
     """How clients reach the gateway: TLS, SASL, both or neither (loopback only)."""
 
     tls: ClientTlsConfig | None = None
+    """TLS on the client listener."""
     sasl: ClientSaslConfig | None = None
+    """SASL authentication of clients."""
 
     @property
     def authenticated(self) -> bool:
@@ -166,14 +196,23 @@ class ClientsConfig(_Strict):
 class GatewayConfig(_Strict):
     """The gateway (kmigrate gateway): where its routes live, where groups are kept."""
 
-    group_home: str  # the cluster whose coordinators serve the gateway's groups
-    zookeeper: str  # an ensemble of the 'zookeeper:' section, or a connect string
+    group_home: str
+    """The cluster whose group coordinators serve the gateway's consumer groups."""
+    zookeeper: str
+    """Where the routing table and the live instances are kept: an ensemble of the
+    `zookeeper:` section, or a `host:port` connect string."""
     path: str = "/kmigrate-gateway"
+    """The ZooKeeper path under which the gateway keeps its state."""
     session_timeout_s: float = Field(default=6.0, gt=0)
-    age_every_s: float = Field(default=60.0, gt=0)  # the aging timer's period
+    """ZooKeeper session timeout of each instance, in seconds."""
+    age_every_s: float = Field(default=60.0, gt=0)
+    """Period of the aging timer, in seconds (`gateway start --age-every` overrides it)."""
     clients: ClientsConfig = Field(default_factory=ClientsConfig)
-    # principal -> cluster -> client properties overriding the cluster's (credentials)
+    """How clients reach the gateway (TLS, SASL); without it, loopback only."""
     principals: dict[str, dict[str, dict[str, str | SecretStr]]] = Field(default_factory=dict)
+    """Principal (`User:NAME`, or `*` for any other) to backend cluster to the client
+    properties that replace the cluster's own for that principal (its credentials), so
+    the backend's ACLs see who acts."""
 
     @field_validator("principals", mode="before")
     @classmethod
@@ -189,7 +228,11 @@ class GatewayConfig(_Strict):
 
 
 class StoreConfig(_Strict):
+    """The metadata store: links, offset maps, migrations."""
+
     url: SecretStr = SecretStr("sqlite:///kmigrate.db")
+    """A SQLAlchemy URL: SQLite (a relative path resolves against the configuration
+    file's folder) or PostgreSQL (`postgresql+psycopg://...`, the `postgres` extra)."""
 
 
 def default_master() -> str:
@@ -200,20 +243,32 @@ def default_master() -> str:
 
 
 class SparkConfig(_Strict):
+    """Where the mirror's and verify's Spark jobs run."""
+
     master: str = Field(default_factory=default_master)
+    """The Spark master URL (default: `local[N]`, N two task slots per core)."""
     conf: dict[str, str] = Field(default_factory=dict)
+    """Spark settings; they win over kmigrate's own."""
 
 
 class Settings(_Strict):
     """Everything kmigrate reads from clusters.yaml."""
 
     clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    """Kafka clusters by name."""
     zookeeper: dict[str, EnsembleConfig] = Field(default_factory=dict)
+    """ZooKeeper ensembles by name."""
     gateway: GatewayConfig | None = None
+    """The gateway (`kmigrate gateway`)."""
     store: StoreConfig = Field(default_factory=StoreConfig)
+    """The metadata store."""
     spark: SparkConfig = Field(default_factory=SparkConfig)
+    """Spark, for the mirror and verify."""
     env_file: str | None = None
+    """A file of `KEY=VALUE` lines (relative to this file) for `${KEY}` references; the
+    environment wins over it."""
     path: Path | None = Field(default=None, exclude=True)
+    """The file these settings came from (set when loaded, not written in it)."""
 
     def cluster(self, name: str) -> ClusterConfig:
         """The named cluster, or an error that lists the known names; the files its

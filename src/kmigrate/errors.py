@@ -51,23 +51,32 @@ class KMigrateError(Exception):
 
 
 class ConfigError(KMigrateError):
+    """The command line, a file kmigrate reads (clusters.yaml, a plan) or a client
+    property is wrong; the message names what to fix."""
+
     code = "config"
     exit_code = 2
 
 
 class UnknownClusterError(ConfigError):
+    """A cluster or ZooKeeper ensemble name that the configuration does not define."""
+
     code = "unknown-cluster"
 
 
 class ClusterError(KMigrateError):
+    """A cluster cannot be used as asked: what it lacks or refused is in the message."""
+
     code = "cluster"
     exit_code = 3
 
 
 class ClusterUnavailableError(ClusterError):
     """A condition that passes on its own: a broker restarting, a leader election, a
-    coordinator moving. One-shot commands report it; long-running processes wait it out
-    (kmigrate.kafka.retry). ``condition`` says what, in a few words, for status lines."""
+    coordinator moving. One-shot commands report it; long-running processes wait it out.
+
+    (kmigrate.kafka.retry waits.) ``condition`` says what, in a few words, for status
+    lines."""
 
     code = "unavailable"
 
@@ -80,6 +89,8 @@ class ClusterUnavailableError(ClusterError):
 
 
 class ClusterUnreachableError(ClusterUnavailableError):
+    """No broker (or ZooKeeper server) answered within the cluster's timeout."""
+
     code = "unreachable"
 
 
@@ -90,36 +101,53 @@ class OutageTooLongError(ClusterError):
 
 
 class AuthenticationError(ClusterError):
+    """The cluster rejected kmigrate's credentials (SASL or TLS)."""
+
     code = "authentication"
 
 
 class AuthorizationError(ClusterError):
+    """kmigrate's principal lacks a permission (an ACL) the command needs."""
+
     code = "authorization"
 
 
 class NotFoundError(KMigrateError):
+    """A named thing does not exist: a link, migration, plan file, operation, ..."""
+
     code = "not-found"
     exit_code = 4
 
 
 class TopicNotFoundError(NotFoundError):
+    """A named topic does not exist on the cluster."""
+
     code = "topic-not-found"
 
 
 class GroupNotFoundError(NotFoundError):
+    """A named consumer group does not exist on the cluster."""
+
     code = "group-not-found"
 
 
 class ConflictError(KMigrateError):
+    """The state does not allow it now: something exists already, or another phase
+    or process is under way."""
+
     code = "conflict"
     exit_code = 5
 
 
 class TopicExistsError(ConflictError):
+    """The topic to create exists already."""
+
     code = "topic-exists"
 
 
 class GroupActiveError(ConflictError):
+    """The consumer group has members; it can only be moved while stopped."""
+
     code = "group-active"
 
 
@@ -136,6 +164,8 @@ class GroupMovedOnError(ConflictError):
 
 
 class KafkaOperationError(KMigrateError):
+    """Kafka refused or failed an operation for another reason (named in the message)."""
+
     code = "kafka"
     exit_code = 6
 
@@ -147,15 +177,21 @@ class CommandFailedError(KafkaOperationError):
 
 
 class SandboxError(KMigrateError):
+    """The local sandbox cannot do it: nothing runs there, or a process did not start."""
+
     code = "sandbox"
     exit_code = 7
 
 
 class JarsUnavailableError(SandboxError):
+    """Kafka's or ZooKeeper's jars cannot be fetched from Maven Central."""
+
     code = "jars"
 
 
 class BrokerStartError(SandboxError):
+    """A sandbox broker or ZooKeeper server did not start (its last log lines follow)."""
+
     code = "broker-start"
 
 

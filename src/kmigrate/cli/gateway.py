@@ -239,7 +239,7 @@ def route() -> None:
 
 
 @route.command("set")
-@click.option("--topic", required=True, metavar="TOPIC")
+@click.option("--topic", required=True, metavar="TOPIC", help="The topic to route.")
 @cluster_option(help="Where the topic (or its partitions) is served from.")
 @click.option("--partitions", metavar="P,P,...", help="Only these partitions (exceptions).")
 @routes_option
@@ -317,7 +317,7 @@ def route_default(
 
 
 @route.command("delete")
-@click.option("--topic", required=True, metavar="TOPIC")
+@click.option("--topic", required=True, metavar="TOPIC", help="The topic whose route to remove.")
 @routes_option
 @confirm_options
 @json_option

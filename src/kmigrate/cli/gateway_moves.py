@@ -44,8 +44,10 @@ def partition_numbers(value: str) -> list[int]:
 
 
 @click.command("migrate")
-@click.option("--topic", required=True, metavar="TOPIC")
-@click.option("--partitions", required=True, metavar="P,P,...")
+@click.option("--topic", required=True, metavar="TOPIC", help="The topic whose partitions move.")
+@click.option(
+    "--partitions", required=True, metavar="P,P,...", help="The partitions to move (e.g. 0,3)."
+)
 @cluster_option(help="The cluster to move the partitions to.", required=False)
 @renamed("--to", "--cluster", "cluster_name")
 @click.option(

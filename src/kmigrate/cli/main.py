@@ -59,6 +59,7 @@ Exit codes:
   8  metadata store cannot be opened or written
   9  mirror stopped to protect data
   70 internal error (KMIGRATE_DEBUG=1 for the traceback): report it
+  130 interrupted (Ctrl-C)
 With --json, an error is one JSON object on stderr: {"error", "code", "exit"}."""
 
 

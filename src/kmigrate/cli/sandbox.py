@@ -291,7 +291,12 @@ def _print_status(
 
 
 @group.command("fetch")
-@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True)
+@click.option(
+    "--kafka-version",
+    default=DEFAULT_KAFKA_VERSION,
+    show_default=True,
+    help="The Kafka release whose jars to fetch.",
+)
 @json_option
 def fetch(kafka_version: str, as_json: bool) -> None:
     """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
@@ -313,8 +318,10 @@ def _done(as_json: bool, text: str, body: dict[str, object]) -> None:
 
 @group.command("stop-broker")
 @dir_option
-@click.option("--cluster", required=True, metavar="NAME")
-@click.option("--broker", type=click.IntRange(0), required=True, metavar="ID")
+@click.option("--cluster", required=True, metavar="NAME", help="The sandbox cluster.")
+@click.option(
+    "--broker", type=click.IntRange(0), required=True, metavar="ID", help="The broker's id."
+)
 @click.option("--kill", is_flag=True, help="SIGKILL (no controlled shutdown).")
 @json_option
 def stop_broker(
@@ -335,9 +342,16 @@ def stop_broker(
 
 @group.command("restart-broker")
 @dir_option
-@click.option("--cluster", required=True, metavar="NAME")
-@click.option("--broker", type=click.IntRange(0), required=True, metavar="ID")
-@click.option("--zookeeper-connect", required=True, metavar="CONNECT")
+@click.option("--cluster", required=True, metavar="NAME", help="The sandbox cluster.")
+@click.option(
+    "--broker", type=click.IntRange(0), required=True, metavar="ID", help="The broker's id."
+)
+@click.option(
+    "--zookeeper-connect",
+    required=True,
+    metavar="CONNECT",
+    help="The broker's new zookeeper.connect (host:port,...).",
+)
 @json_option
 def restart_broker(
     directory: Path | None, cluster: str, broker: int, zookeeper_connect: str, as_json: bool
@@ -353,7 +367,14 @@ def restart_broker(
 
 @group.command("stop-zk-server")
 @dir_option
-@click.option("--id", "node_id", type=click.IntRange(0), required=True, metavar="ID")
+@click.option(
+    "--id",
+    "node_id",
+    type=click.IntRange(0),
+    required=True,
+    metavar="ID",
+    help="The ZooKeeper server's id (myid).",
+)
 @json_option
 def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
     """Stop one ZooKeeper server of the sandbox."""
@@ -363,7 +384,14 @@ def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
 
 @group.command("start-zk-server")
 @dir_option
-@click.option("--id", "node_id", type=click.IntRange(0), required=True, metavar="ID")
+@click.option(
+    "--id",
+    "node_id",
+    type=click.IntRange(0),
+    required=True,
+    metavar="ID",
+    help="The ZooKeeper server's id (myid).",
+)
 @click.option(
     "--dynamic-file",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),

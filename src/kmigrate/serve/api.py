@@ -86,6 +86,9 @@ class GroupMove(BaseModel):
 
 
 class VerifyRun(BaseModel):
+    """What to verify of the link: ``topics``, a regex, keeps only those of its topics
+    (default: all of them)."""
+
     model_config = ConfigDict(extra="forbid")
     topics: str | None = None  # a regex: only these of the link's topics
 
@@ -104,7 +107,11 @@ def router(served: Served) -> APIRouter:
     api = APIRouter(prefix="/api")
     settings, store = served.settings, served.store
 
-    @api.get("/clusters")
+    @api.get(
+        "/clusters",
+        description="`clusters list --json`: the configured clusters, every secret redacted; "
+        "asks no broker.",
+    )
     def clusters() -> dict[str, Any]:
         return views.clusters(settings)
 
@@ -114,7 +121,12 @@ def router(served: Served) -> APIRouter:
         that need attention first); ``topics``, a regex, keeps only those topics."""
         return views.links(settings, store, offline, topics)
 
-    @api.get("/links/{name}")
+    @api.get(
+        "/links/{name}",
+        description="One link, as in `mirror status --json`: its partitions and per-topic "
+        "summary; `offline` reads the store only (asks no cluster); `topics`, a regex, "
+        "keeps only those topics.",
+    )
     def link(name: str, offline: bool = False, topics: str | None = None) -> dict[str, Any]:
         return views.link(settings, store, name, offline, topics)
 
@@ -155,14 +167,22 @@ def router(served: Served) -> APIRouter:
         is `verify --json`'s report, its HTML at /api/verify/{job}/report.html."""
         return job_answer(served.verify(name, request.topics))
 
-    @api.get("/verify/{job_id}/report.html", response_class=HTMLResponse)
+    @api.get(
+        "/verify/{job_id}/report.html",
+        response_class=HTMLResponse,
+        description="The HTML report of a verify run this server started (the job that "
+        "POST /api/links/{name}/verify answered); kept while the server runs.",
+    )
     def verify_report(job_id: int) -> HTMLResponse:
         report = served.verify_runs.by_job.get(job_id)
         if report is None:
             raise NotFoundError(f"no verify report from job {job_id} (kept while the server runs)")
         return HTMLResponse(render_html(report))
 
-    @api.get("/migrations")
+    @api.get(
+        "/migrations",
+        description="Every migration in the store, with each topic's and group's state.",
+    )
     def migrations() -> dict[str, Any]:
         return views.migrations(store)
 
@@ -177,11 +197,19 @@ def router(served: Served) -> APIRouter:
             )
         )
 
-    @api.get("/migrations/{name}")
+    @api.get(
+        "/migrations/{name}",
+        description="`migrate status --json` for one migration: each topic's and group's state "
+        "and what the clusters show now.",
+    )
     def migration(name: str) -> dict[str, Any]:
         return views.migration(settings, store, name)
 
-    @api.get("/migrations/{name}/history")
+    @api.get(
+        "/migrations/{name}/history",
+        description="`migrate history --json`: the migration's events, oldest first; `last` "
+        "keeps only the last N.",
+    )
     def history(name: str, last: Annotated[int | None, Query(ge=1)] = None) -> dict[str, Any]:
         return views.history(settings, store, name, last)
 
@@ -197,22 +225,38 @@ def router(served: Served) -> APIRouter:
             )
         )
 
-    @api.get("/jobs/{job_id}")
+    @api.get(
+        "/jobs/{job_id}",
+        description="A background job: what it does, its state, its output lines, and its "
+        "result or refusal (`kind`, `error`) once done; kept while the server runs.",
+    )
     def job(job_id: int) -> Response:
         found = served.jobs.get(job_id)
         if found is None:
             raise NotFoundError(f"no job {job_id} (jobs are kept while the server runs)")
         return JSONResponse(found.as_json())
 
-    @api.get("/reassignments/{cluster}")
+    @api.get(
+        "/reassignments/{cluster}",
+        description="`reassign status --json`: the reassignment kmigrate applied on the "
+        "cluster, as the store has it (the API only reads).",
+    )
     def reassignment(cluster: str) -> dict[str, Any]:
         return views.reassignment(settings, store, cluster)
 
-    @api.get("/zk-moves/{cluster}")
+    @api.get(
+        "/zk-moves/{cluster}",
+        description="`zk status --json`: a ZooKeeper ensemble move of the cluster, and its "
+        "history.",
+    )
     def zk_move(cluster: str) -> dict[str, Any]:
         return views.zk_move(settings, store, cluster)
 
-    @api.get("/kraft/{cluster}")
+    @api.get(
+        "/kraft/{cluster}",
+        description="`kraft status --json`: a migration of the cluster to KRaft as the store "
+        "has it (its phase, controllers and history; the API only reads).",
+    )
     def kraft_move(cluster: str) -> dict[str, Any]:
         return views.kraft_move(settings, store, cluster)
 

@@ -282,7 +282,7 @@ def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> K
         templates.given,
         lambda: CommandOperator(templates, planned.brokers, hosts, render.progress),
         in_sandbox,
-        "--broker-command and --controller-command (README: to KRaft)",
+        "--broker-command and --controller-command (docs/how-to/zookeeper-to-kraft.md)",
     )
 
 

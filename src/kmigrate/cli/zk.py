@@ -211,8 +211,8 @@ def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Ope
         templates.given,
         by_templates,
         lambda folder: SandboxOperator(folder, plan.kafka),
-        "--restart-command, --zk-stop-command and --zk-start-command (README: moving to a "
-        "new ZooKeeper ensemble)",
+        "--restart-command, --zk-stop-command and --zk-start-command "
+        "(docs/how-to/zookeeper-ensemble.md)",
     )
 
 

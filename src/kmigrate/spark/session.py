@@ -43,7 +43,8 @@ def session_conf(spark: SparkConfig) -> dict[str, str]:
         # Python workers stay up between tasks: they keep their Kafka clients.
         "spark.python.worker.reuse": "true",
         # Executors run kmigrate's tasks: same interpreter as the driver by default
-        # (on other hosts it must have the same packages installed; see README).
+        # (on other hosts it must have the same packages installed; see
+        # docs/how-to/spark-cluster.md).
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }

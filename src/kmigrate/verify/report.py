@@ -1,5 +1,5 @@
-"""The outcome of a verification, and its JSON form (field names are stable; README
-documents them)."""
+"""The outcome of a verification, and its JSON form (field names are stable;
+docs/how-to/verify.md documents them)."""
 
 from __future__ import annotations
 

@@ -72,8 +72,8 @@ def test_a_field_the_file_lacks_is_said_not_recorded_never_guessed(tmp_path: Pat
     assert "Kafka not recorded" in page
     assert "`--size`" in page  # the option the file does not record is named
     assert (
-        "| `kmigrate verify --link`, start-up included | 2030-01-02 | 2.0 s | not recorded "
-        "| not recorded |" in page
+        "| `kmigrate verify --link`, start-up included | 2030-01-02 | not recorded | 2.0 s "
+        "| not recorded | not recorded |" in page
     )
 
 

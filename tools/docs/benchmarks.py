@@ -309,31 +309,46 @@ def groups(results: list[Result]) -> str:
 
 def verify(results: list[Result]) -> str:
     r = results[-1]
-    cmd, unrecorded = command(
-        "bench/verify.py", [("--records", r.get("records")), ("--size", r.get("record_bytes"))]
-    )
+    steps = r.get("steps")
+    if isinstance(steps, list):
+        gb = ",".join(f"{round(s.get('gb_per_side', 0), 2):g}" for s in steps)
+        pairs = [("--gb", gb), ("--size", r.get("record_bytes"))]
+    else:
+        pairs = [("--records", r.get("records")), ("--size", r.get("record_bytes"))]
+    cmd, unrecorded = command("bench/verify.py", pairs)
     rows = []
     for x in reversed(results):
-        rows.append(
-            [
-                "one consumer per cluster, BLAKE2b over every record",
-                x.date,
-                num(x.get("consumer_per_side.wall_s"), 1, " s"),
-                num(x.get("consumer_per_side.mb_per_s"), 1),
-                f"1.00{TIMES}",
-            ]
-        )
-        rows.append(
-            [
-                "`kmigrate verify --link`, start-up included",
-                x.date,
-                num(x.get("kmigrate_verify.wall_s"), 1, " s"),
-                num(x.get("kmigrate_verify.mb_per_s"), 1),
-                ratio(x.get("consumer_per_side.wall_s"), x.get("kmigrate_verify.wall_s")),
-            ]
-        )
-    header = ["contender", "run", "wall time", "MB/s per side", "speed vs consumers"]
-    return f"{caption(r, cmd, unrecorded)}\n\n{table(header, rows, 'llrrr')}"
+        for step in _verify_steps(x):
+            rows.append(
+                [
+                    "one consumer per cluster, BLAKE2b over every record",
+                    x.date,
+                    num(step.get("gb_per_side"), 2),
+                    num(step.get("consumer_per_side.wall_s"), 1, " s"),
+                    num(step.get("consumer_per_side.mb_per_s"), 1),
+                    f"1.00{TIMES}",
+                ]
+            )
+            rows.append(
+                [
+                    "`kmigrate verify --link`, start-up included",
+                    x.date,
+                    num(step.get("gb_per_side"), 2),
+                    num(step.get("kmigrate_verify.wall_s"), 1, " s"),
+                    num(step.get("kmigrate_verify.mb_per_s"), 1),
+                    ratio(step.get("consumer_per_side.wall_s"), step.get("kmigrate_verify.wall_s")),
+                ]
+            )
+    header = ["contender", "run", "GB per side", "wall time", "MB/s per side", "speed vs consumers"]
+    return f"{caption(r, cmd, unrecorded)}\n\n{table(header, rows, 'llrrrr')}"
+
+
+def _verify_steps(result: Result) -> list[Result]:
+    """A run's sizes: each step of a ``--gb`` run, or the one size of an older run."""
+    steps = result.get("steps")
+    if not isinstance(steps, list):
+        return [result]
+    return [Result(result.kind, result.path, step) for step in steps if isinstance(step, dict)]
 
 
 def scale(results: list[Result]) -> str:

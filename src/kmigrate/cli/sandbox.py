@@ -365,9 +365,7 @@ def restart_broker(
     )
 
 
-@group.command("stop-zk-server")
-@dir_option
-@click.option(
+_server_id_option = click.option(
     "--id",
     "node_id",
     type=click.IntRange(0),
@@ -375,6 +373,11 @@ def restart_broker(
     metavar="ID",
     help="The ZooKeeper server's id (myid).",
 )
+
+
+@group.command("stop-zk-server")
+@dir_option
+@_server_id_option
 @json_option
 def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
     """Stop one ZooKeeper server of the sandbox."""
@@ -384,14 +387,7 @@ def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
 
 @group.command("start-zk-server")
 @dir_option
-@click.option(
-    "--id",
-    "node_id",
-    type=click.IntRange(0),
-    required=True,
-    metavar="ID",
-    help="The ZooKeeper server's id (myid).",
-)
+@_server_id_option
 @click.option(
     "--dynamic-file",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),

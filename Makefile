@@ -65,11 +65,8 @@ demo: jars
 demo-down: $(STAMP)
 	$(BIN)/kmigrate sandbox down
 
-# Two pytest workers, each file on one worker (its module fixtures stay whole): most
-# of the suite waits on brokers restarting and sessions expiring, not on the CPU.
-TEST_WORKERS ?= 2
 test: jars system-deps clients
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile tests
+	$(BIN)/pytest tests
 
 # The inner loop: unit tests and the quick integration tests (about 1.5 minutes).
 test-fast: jars system-deps clients
@@ -79,7 +76,7 @@ test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 test-integration: jars system-deps clients
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile tests/integration
+	$(BIN)/pytest tests/integration
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench tools

@@ -89,3 +89,17 @@ def test_the_builder_releases_its_lock(cache: Path, tmp_path: Path) -> None:
     lock.touch()
     assert cds.main(["--lock", str(lock), str(path)]) == 0  # present: nothing to build
     assert not lock.exists()
+
+
+def test_a_reinstalled_pyspark_gets_its_own_archive(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same version, same folder, new jar files: the JVM would refuse the old archive."""
+    import pyspark
+
+    jars = tmp_path / "site" / "pyspark" / "jars"
+    jars.mkdir(parents=True)
+    monkeypatch.setattr(pyspark, "__file__", str(jars.parent / "__init__.py"))
+    first = cds.archive_path()
+    os.utime(jars, ns=(0, jars.stat().st_mtime_ns + 1_000_000_000))  # installed again
+    assert cds.archive_path() not in (None, first)

@@ -9,8 +9,9 @@ kept in kmigrate's cache beside the jars. Every driver after that starts with
 
 Nothing here can break a job. The JVM checks an archive against itself and its class
 path and ignores one that does not match (``-Xshare:auto``, the default), with a warning
-in the Spark log; the archive's name carries the JDK and pyspark it was made with, so a
-new JDK or pyspark makes a new one. ``KMIGRATE_SPARK_CDS=0`` turns it off.
+in the Spark log; the archive's name carries the JDK and the pyspark install it was made
+with, so a new JDK or a reinstalled pyspark makes a new one. ``KMIGRATE_SPARK_CDS=0``
+turns it off.
 
 Run ``python -m kmigrate.spark.cds`` to make it ahead of time (``make jars`` does); a
 driver that finds none starts one such run in the background, so the next is quick.
@@ -47,7 +48,11 @@ def archive_path() -> Path | None:
     import pyspark  # the version and location name the jars the archive holds
 
     real = java.resolve()
-    identity = f"{real}|{real.stat().st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}"
+    # The JVM checks the archive against the jars' sizes and times: a reinstalled pyspark
+    # (same version, same folder, new files) must get a new archive, not a refused one.
+    jars = Path(pyspark.__file__).parent / "jars"
+    built = jars.stat().st_mtime_ns if jars.is_dir() else 0
+    identity = f"{real}|{real.stat().st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}|{built}"
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     return cache_dir() / "spark-cds" / f"driver-{pyspark.__version__}-{key}.jsa"
 

@@ -253,6 +253,14 @@ def test_a_broken_plan_file_is_one_line(clusters: Clusters, tmp_path: Path) -> N
     refused(result, 2, "topics.0.partitions: field required")
 
 
+# kmigrate started as from a shell, SIGINT delivered whatever this test process inherited
+# or blocked: only kmigrate's own handling of Ctrl-C is under test.
+_INTERRUPTIBLE = (
+    "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
+)
+
+
 def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
     started: Migration,
 ) -> None:
@@ -261,6 +269,9 @@ def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
     with open(out, "wb") as sink:
         proc = subprocess.Popen(
             [
+                sys.executable,
+                "-c",
+                _INTERRUPTIBLE,
                 sys.executable,
                 "-m",
                 "kmigrate",

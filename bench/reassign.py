@@ -17,6 +17,10 @@ and the resulting spread (most minus fewest replicas, preferred leaders and MiB 
 broker). kmigrate's plan is then applied with `--throttle auto --wait` while a producer
 (acks=all) writes ``--rate`` records of 1 KB per second to a moving topic; reported: time
 to finish, the producer's p99 latency before and during the move, throttles left.
+Then the same plan file is executed by Kafka's own tool from the same starting point
+(kmigrate moves the partitions back first), with the throttle kmigrate chose:
+`kafka-reassign-partitions --execute --throttle`, then `--verify` until done (which
+removes the throttles); the producer's p99 during it is reported beside kmigrate's.
 Results: bench/results/reassign-<date>.json.
 """
 
@@ -60,11 +64,42 @@ def kmigrate(config: Path, *args: str) -> str:
     return done.stdout
 
 
-def timed_apply(config: Path, plan: Path, started: float) -> list[str]:
+def moved_back(config: Path, before: dict[tuple[str, int], tuple[int, ...]], plan: Path) -> None:
+    """The plan's partitions on their replicas of before the plan, moved by kmigrate."""
+    planned = json.loads(plan.read_text())["partitions"]
+    back = WORK / f"{plan.stem}-back.json"
+    back.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": p["topic"], "partition": p["partition"],
+         "replicas": list(before[(p["topic"], p["partition"])])}
+        for p in planned
+    ]}))  # fmt: skip
+    timed_apply(config, back, time.monotonic(), "--cluster", "bench")
+
+
+def kafka_execute(jars: Path, bootstrap: str, plan: Path, throttle: int) -> list[str]:
+    """Kafka's tool runs ``plan`` with ``throttle`` B/s, then --verify until it is done
+    (the verify that finds it done removes the throttles); its output lines, timed."""
+    started, events = time.monotonic(), []
+    common = ["--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan)]
+    run = java(jars, TOOL, *common, "--execute", "--throttle", str(throttle))
+    text = run.communicate()[0].decode()
+    if run.returncode != 0:
+        raise SystemExit(f"kafka-reassign-partitions --execute failed: {text[-2000:]}")
+    events.append(f"+{time.monotonic() - started:.1f}s executed")
+    while True:
+        check = java(jars, TOOL, *common, "--verify")
+        text = check.communicate()[0].decode()
+        if "still in progress" not in text and check.returncode == 0:
+            events.append(f"+{time.monotonic() - started:.1f}s verified complete")
+            return events
+        time.sleep(1)  # the tool's own poll: it has no --wait
+
+
+def timed_apply(config: Path, plan: Path, started: float, *extra: str) -> list[str]:
     """`reassign apply --throttle auto --wait`, its report lines with the time they came."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "kmigrate", "--config", str(config), "reassign", "apply",
-         str(plan), "--throttle", "auto", "--wait"],
+         str(plan), "--throttle", "auto", "--wait", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     events = []
@@ -106,6 +141,9 @@ def fill(bootstrap: str, names: list[str]) -> None:
             producer.produce(name, value)
             producer.poll(0)
     producer.flush(120)
+
+
+TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 
 
 def kafka_generate(jars: Path, bootstrap: str, names: list[str], brokers: list[int]) -> dict:
@@ -222,8 +260,34 @@ def run_case(config: Path, label: str, goal: list[str], brokers: list[int], name
             if any("throttled" in k for k in admin.dynamic_configs("broker", str(b.node_id)))
         ]  # fmt: skip
     result["throttles_left"] = left
+    result["kafka_execute"] = same_plan_by_kafka(config, plan, model, events, jars, load)
     print(label, json.dumps(result, indent=2), flush=True)
     return result
+
+
+def same_plan_by_kafka(
+    config: Path, plan: Path, model: Any, events: list[str], jars: Path, load: Load
+) -> dict:
+    """The plan moved back by kmigrate, then executed by Kafka's tool at kmigrate's
+    throttle, the producer measured as for kmigrate."""
+    cluster = load_settings(config).cluster("bench")
+    before = {(p.topic, p.partition): p.replicas for p in model.partitions}
+    moved_back(config, before, plan)
+    said = [e for e in events if "throttle " in e and "MiB/s per broker" in e]
+    throttle = int(float(said[0].split("throttle ", 1)[1].split(" MiB/s")[0]) * MIB)
+    quiet_start = time.monotonic()
+    time.sleep(15)  # the producer's latency before the move, as for kmigrate
+    started = time.monotonic()
+    tool_events = kafka_execute(jars, cluster.bootstrap_servers, plan, throttle)
+    ended = time.monotonic()
+    return {
+        "throttle_bytes_per_s": throttle,
+        "apply_s": round(ended - started, 1),
+        "p99_ms_before": load.p99_ms(quiet_start, started),
+        "p99_ms_during": load.p99_ms(started, ended),
+        "slowest_acks": load.slowest(started, ended),
+        "events": tool_events,
+    }
 
 
 def main() -> None:

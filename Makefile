@@ -65,8 +65,12 @@ demo: jars
 demo-down: $(STAMP)
 	$(BIN)/kmigrate sandbox down
 
+# Two pytest workers: most of the suite waits on brokers restarting and sessions
+# expiring, not on the CPU. tests/conftest.py says what runs whole on one worker.
+TEST_WORKERS ?= 2
+XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: jars system-deps clients
-	$(BIN)/pytest tests
+	$(BIN)/pytest $(XDIST) tests
 
 # The inner loop: unit tests and the quick integration tests (about 1.5 minutes).
 test-fast: jars system-deps clients
@@ -76,7 +80,7 @@ test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 test-integration: jars system-deps clients
-	$(BIN)/pytest tests/integration
+	$(BIN)/pytest $(XDIST) tests/integration
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench tools

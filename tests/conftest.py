@@ -34,8 +34,48 @@ SLOW = (
 )
 
 
+# `make test` runs two pytest-xdist workers (--dist loadgroup): each file runs whole on
+# one worker, and so does each package below whose conftest starts something for the
+# package or the session (the gateway's instances, PostgreSQL, verify's and the groups'
+# mirrors start once, not once per worker). Work is handed out in collection order as a
+# worker runs dry, so the longest go first and the unit tests fill the end.
+WHOLE_PACKAGES = ("integration/gateway", "integration/store", "integration/verify",
+                  "integration/groups")  # fmt: skip
+LONGEST_FIRST = (
+    "integration/gateway",
+    "integration/mirror/test_ride_through.py",
+    "integration/kraft/test_kraft_migration.py",
+    "integration/kraft/test_kraft_secure.py",
+    "integration/reassign/test_reassign.py",
+    "integration/zk/test_zk_move.py",
+    "integration/mirror/test_mirror_safety.py",
+    "integration/test_sandbox_zookeeper.py",
+    "integration/migration/test_crash_resume.py",
+    "integration/verify",
+    "integration/groups",
+)
+
+
+def xdist_group(path: Path) -> str:
+    """The unit of work one worker runs whole: a package of WHOLE_PACKAGES, else the file."""
+    if not path.is_relative_to(ROOT / "tests"):
+        return path.as_posix()
+    relative = path.relative_to(ROOT / "tests").as_posix()
+    package = next((p for p in WHOLE_PACKAGES if relative.startswith(p + "/")), None)
+    return package or relative
+
+
+def _order(group: str) -> tuple[int, int]:
+    if group in LONGEST_FIRST:
+        return (0, LONGEST_FIRST.index(group))
+    return (2, 0) if group.startswith("unit/") else (1, 0)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    groups = {item.nodeid: xdist_group(Path(str(item.fspath))) for item in items}
+    items.sort(key=lambda item: _order(groups[item.nodeid]))  # stable: files keep their order
     for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
         path = Path(str(item.fspath))
         parts = path.parts
         if "unit" in parts:

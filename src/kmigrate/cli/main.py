@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         # and hypothesis makes ./.hypothesis: a command must not leave files it did not
         # mean to. (In-process callers such as tests pass argv and keep their hypothesis.)
         sys.modules.setdefault("hypothesis", None)  # type: ignore[arg-type]
+    render.fresh()
     try:
         code = cli.main(args=args, prog_name="kmigrate", standalone_mode=False)
     except KMigrateError as exc:

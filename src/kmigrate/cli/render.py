@@ -18,6 +18,14 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 
+def fresh() -> None:
+    """New consoles for one invocation: a console keeps the COLUMNS it was made with,
+    and an in-process caller (the API, tests) runs many invocations in one process."""
+    global out, err  # noqa: PLW0603 (the module's consoles are what every command prints to)
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(value), indent=2, default=str) + "\n")
 

@@ -48,7 +48,11 @@ async def metadata(state: State, body: Any) -> Any:
         if body.topics is None
         else [t.name for t in body.topics if t.name is not None]
     )
-    if any(state.known_partition_count(t) is None for t in wanted if t in routes.topics):
+    # A routed topic the gateway knows no partitions of, or a partition without a
+    # leader (just created, a leader being elected): learn again before answering, as
+    # some clients do not ask twice (librdkafka's DeleteRecords fails at once).
+    unknown = any(state.known_partition_count(t) is None for t in wanted if t in routes.topics)
+    if unknown or state.leaderless(wanted):
         await state.refresh_all()
     reply = response_class_of(body)
     instances = state.live_instances()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -213,6 +214,24 @@ class State:
         cluster = self.routes.cluster_of(topic, partition)
         backend = self.backends.get(cluster) if cluster else None
         return backend.leader(topic, partition) if backend else None
+
+    def leaderless(self, topics: Iterable[str], older_than_s: float = 1.0) -> bool:
+        """Whether a partition of the routed ``topics`` has no leader in what its cluster
+        said more than ``older_than_s`` ago (a partition just created or a leader just
+        elected: asking again may find it)."""
+        now = time.monotonic()
+        for topic in topics:
+            route = self.routes.topics.get(topic)
+            count = self.known_partition_count(topic) if route else None
+            for p in range(count or 0):
+                cluster = self.routes.cluster_of(topic, p)
+                backend = self.backends.get(cluster) if cluster else None
+                if backend is None or now - backend.view.learned_at < older_than_s:
+                    continue
+                leader = backend.leader(topic, p)
+                if leader is None or leader.broker < 0:
+                    return True
+        return False
 
     async def refresh_all(self) -> None:
         results = await asyncio.gather(

@@ -68,7 +68,7 @@ demo-down: $(STAMP)
 # Two pytest workers: most of the suite waits on brokers restarting and sessions
 # expiring, not on the CPU. tests/conftest.py says what runs whole on one worker.
 TEST_WORKERS ?= 2
-XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+XDIST = -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 test: jars system-deps clients
 	$(BIN)/pytest $(XDIST) tests
 

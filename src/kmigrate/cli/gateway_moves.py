@@ -20,6 +20,7 @@ from kmigrate.cli.options import (
     require,
 )
 from kmigrate.errors import ConfigError
+from kmigrate.gateway.control.partition_moves import held_text
 from kmigrate.gateway.control.registry import setup_of
 
 # kmigrate.gateway.control.mover.FENCE_TIMEOUT_S, without importing the mover (kio).
@@ -116,7 +117,8 @@ def migrate(
     if as_json:
         render.print_json({"mode": mode, "moved": [dataclasses.asdict(m) for m in moved]})
         return
-    fenced = f"; writes fenced for {moved[0].fence_ms} ms" if mode == "smooth" else ""
+    first = moved[0]
+    fenced = f"; {held_text(first.fence_ms, first.fence_steps_ms)}" if mode == "smooth" else ""
     render.table(
         f"migrated to {target} ({mode}){fenced}",
         ["partition", "from", "end offset", "target base", "epoch", "producers carried"],

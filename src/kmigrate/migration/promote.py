@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from kmigrate.gateway.control.partition_moves import held_text
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
 from kmigrate.migration.authorization import target_differences
@@ -115,10 +116,9 @@ def _through_gateway(
                     m.settings, registry, m.plan, name, sizes[name], copy_last, report
                 )
                 if moved:
-                    report(
-                        f"{name}: flipped to '{m.plan.target}' in the gateway; writes were "
-                        f"held {moved[0].fence_ms} ms"
-                    )
+                    last = "the mirror's last records"
+                    held = held_text(moved[0].fence_ms, moved[0].fence_steps_ms, last)
+                    report(f"{name}: flipped to '{m.plan.target}' in the gateway; {held}")
                 set_state(m.store, m.name, "topic", name, TopicPhase.PROMOTED.value)
             stop_if_idle(m, report)
     finally:

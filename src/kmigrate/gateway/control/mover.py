@@ -33,7 +33,7 @@ import asyncio
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
@@ -69,6 +69,10 @@ class Moved:
     epoch: int
     writers: int  # idempotent producers whose last sequence was carried over
     fence_ms: int  # from the fence written to the flip
+    # where the fence's time went, in order: every instance holding the writes, open
+    # transactions ended, the caller's step (a guided promote's last records), the
+    # offsets and producer states read, the flip written
+    fence_steps_ms: Mapping[str, int] = field(default_factory=dict)
 
 
 def smooth(
@@ -110,14 +114,20 @@ def smooth(
 
     _change(registry, fence)
     progress(f"fenced writes of {_names(topic, chosen)}; waiting for every gateway instance")
+    steps = Stopwatch(fenced_at)
     try:
         _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
+        steps.lap("acknowledged")
         transactions.wait_closed(settings, origins, topic, fence_timeout_s, progress)
+        steps.lap("transactions")
         while_fenced()
+        steps.lap("while fenced")
         ends = _offsets(settings, topic, origins, chosen)
         bases = _ends_on(settings, target, topic, chosen)
         writers = _writers(settings, registry, group_home, topic, origins)
+        steps.lap("offsets and producers")
         _change(registry, lambda t: _flipped(t, topic, count, epochs, ends, bases, writers))
+        steps.lap("flip")
     except BaseException:
         # Any failure (or Ctrl-C) before the flip: writes go on to the origin. Taking
         # back only an unflipped record of this epoch is harmless after a flip.
@@ -141,9 +151,23 @@ def smooth(
             epochs[p],
             len(writers.get(p, {})),
             took,
+            dict(steps.laps),
         )
         for p in chosen
     ]
+
+
+class Stopwatch:
+    """Laps since ``began`` (time.monotonic()), each named, in milliseconds."""
+
+    def __init__(self, began: float) -> None:
+        self._last = began
+        self.laps: tuple[tuple[str, int], ...] = ()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps += ((name, round((now - self._last) * 1000)),)
+        self._last = now
 
 
 def failover(

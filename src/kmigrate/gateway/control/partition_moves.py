@@ -198,3 +198,11 @@ def begin(
     return Migration(
         origin, target, Status.MIGRATING, epoch, mode, None, 0, ignore, keep, {}, now, now
     )
+
+
+def held_text(fence_ms: int, steps: Mapping[str, int], while_fenced: str = "while fenced") -> str:
+    """``writes held 812 ms (acknowledged 120, ..., flip 9)``: a smooth move's fence and
+    where its time went (kmigrate.gateway.control.mover.Moved)."""
+    named = {(while_fenced if name == "while fenced" else name): ms for name, ms in steps.items()}
+    laps = ", ".join(f"{name} {ms}" for name, ms in named.items())
+    return f"writes held {fence_ms} ms" + (f" ({laps})" if laps else "")

@@ -163,7 +163,12 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="records/s (100 B)")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--demo-rate", type=float, default=500.0, help="records/s, (c)")
+    parser.add_argument("--only", choices=("all", "guided"), default="all",
+                        help="guided: scenario (c) alone")  # fmt: skip
     args = parser.parse_args()
+    if args.only == "guided":
+        _guided_only(args.demo_rate)
+        return
 
     shutil.rmtree(WORK, ignore_errors=True)
     directory = WORK / "sandbox"
@@ -217,6 +222,13 @@ def main() -> None:
     print(f"wrote {write_results('gateway-migration-', results)}")
 
 
+def _guided_only(rate: float) -> None:
+    results = {**results_header(PARTITIONS), "demo_rate": rate, "scenarios": {}}
+    results["scenarios"]["guided_promote"] = guided(rate)
+    print("guided", json.dumps(results["scenarios"]["guided_promote"], indent=2), flush=True)
+    print(f"wrote {write_results('gateway-migration-', results, '-guided')}")
+
+
 class Run:
     def __init__(
         self, kmigrate: list[str], bootstrap: str, rate: int, seconds: float,
@@ -268,7 +280,8 @@ def guided(rate: float) -> dict:
     (today's way) and through the gateway (`--via-gateway`), one after the other."""
     found = {}
     for label, via in (("stopped_by_hand", False), ("via_gateway", True)):
-        result = run_demo(WORK / f"demo-{label}", Screen(), rate=rate, via_gateway=via)
+        screen = _Noted()
+        result = run_demo(WORK / f"demo-{label}", screen, rate=rate, via_gateway=via)
         found[label] = {
             "records": result.produced,
             "failed_sends": result.failed_sends,
@@ -278,8 +291,22 @@ def guided(rate: float) -> dict:
             "consumed_twice": len(result.duplicates),
             "verify": bool(result.verify and result.verify.ok),
         }
+        if via:  # where the held writes' time went, as promote reported it
+            found[label]["writes_held"] = next(
+                (line.split("; ", 1)[-1] for line in screen.lines if "writes held" in line), None
+            )
         manager.down(WORK / f"demo-{label}", purge=True, grace=10)
     return found
+
+
+class _Noted(Screen):
+    """The demo's progress lines, kept."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def progress(self, text: str) -> None:
+        self.lines.append(text)
 
 
 def _finalised(registry: Registry, topic: str, timeout_s: float = 60.0) -> dict[int, Any]:

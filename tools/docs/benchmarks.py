@@ -640,7 +640,13 @@ def gateway_latency(r: Result) -> str:
 
 
 def gateway_migration(results: list[Result]) -> str:
-    r = results[-1]
+    """The newest run of the moves, and the newest of the guided promote (a run of
+    `--only guided` has that alone)."""
+    r = next((x for x in reversed(results) if x.get("scenarios.smooth") is not MISSING), None)
+    g = next(
+        (x for x in reversed(results) if x.get("scenarios.guided_promote") is not MISSING), None
+    )
+    r, g = r or results[-1], g or results[-1]
     cmd, unrecorded = command(
         "bench/gateway_migration.py", [("--rate", r.get("rate")), ("--seconds", MISSING)]
     )
@@ -679,16 +685,18 @@ def gateway_migration(results: list[Result]) -> str:
         ("`--via-gateway` (the producer never stops)", "via_gateway"),
     ):
         x = f"scenarios.guided_promote.{key}"
-        verified = r.get(f"{x}.verify")
+        verified = g.get(f"{x}.verify")
+        held = g.get(f"{x}.writes_held")
         promote_rows.append(
             [
                 name,
-                num(r.get(f"{x}.failed_sends")),
-                f"**{num(r.get(f'{x}.producer_pause_s'), 2, ' s')}**",
-                num(r.get(f"{x}.promote_s"), 2, " s"),
-                num(r.get(f"{x}.not_consumed")),
-                num(r.get(f"{x}.consumed_twice")),
+                num(g.get(f"{x}.failed_sends")),
+                f"**{num(g.get(f'{x}.producer_pause_s'), 2, ' s')}**",
+                num(g.get(f"{x}.promote_s"), 2, " s"),
+                num(g.get(f"{x}.not_consumed")),
+                num(g.get(f"{x}.consumed_twice")),
                 NOT_RECORDED if verified is MISSING else ("passed" if verified else "failed"),
+                "no fence" if key == "stopped_by_hand" else num(held),
             ]
         )
     promote = table(
@@ -700,13 +708,23 @@ def gateway_migration(results: list[Result]) -> str:
             "not consumed",
             "consumed twice",
             "verify",
+            "writes held (where the time went, ms)",
         ],
         promote_rows,
+    )
+    guided_cmd, guided_unrecorded = command(
+        "bench/gateway_migration.py",
+        [("--only", "guided" if g is not r else MISSING), ("--demo-rate", g.get("demo_rate"))],
+    )
+    guided_caption = (
+        "The guided migration's promote in the same run"
+        if g is r
+        else caption(g, guided_cmd, guided_unrecorded) + "\n\nThe guided migration's promote"
     )
     return (
         f"{caption(r, cmd, unrecorded)}\n\nPartition moves, producer at {num(r.get('rate'))} "
         f"records/s over {num(r.get('partitions'))} partitions:\n\n{moves}\n\n"
-        f"The guided migration's promote in the same run:\n\n{promote}"
+        f"{guided_caption}:\n\n{promote}"
     )
 
 

@@ -35,6 +35,10 @@ from kmigrate.store.runs import get_run
 
 Report = Callable[[str], None]
 
+# How often a promote looks for the mirror's answer in the store: a promote through the
+# gateway waits here while writes are held, so every poll interval is felt by producers.
+PROMOTE_POLL_S = 0.02
+
 
 def link_dir(settings: Settings, link: str) -> Path:
     """Where a link keeps its detached mirror's log."""
@@ -166,7 +170,7 @@ def promote(
                 "(producers still writing to the source?); the promote request stays: it "
                 "completes as soon as their lag is 0"
             )
-        time.sleep(0.5)
+        time.sleep(PROMOTE_POLL_S)
 
 
 def _promote_idle(store: Store, settings: Settings, link: Link, topics: list[str]) -> list[str]:

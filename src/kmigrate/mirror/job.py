@@ -18,6 +18,7 @@ misnamed when the mirror starts is reported at once.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -54,6 +55,10 @@ HEARTBEAT_S = 2.0
 # A task's read limit per batch (CopySettings.max_bytes) for tuning and for the tests
 # that must cut batches short; bytes, > 0.
 TASK_BYTES_ENV = "KMIGRATE_MIRROR_TASK_BYTES"
+# Batches of at most this many offsets are copied by the driver, not on Spark
+# (MirrorContext.driver_offsets); 0 sends every batch to Spark.
+DRIVER_OFFSETS_ENV = "KMIGRATE_MIRROR_DRIVER_OFFSETS"
+DRIVER_OFFSETS = 1_000
 # How long an idle mirror waits before it asks the source for new records again: the
 # bound on the lag this loop adds to a record that arrives while it waits.
 IDLE_POLL_S = 0.05
@@ -166,6 +171,7 @@ class MirrorJob:
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
+                driver_offsets=_count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS),
                 report=self.report,
             )
             try:
@@ -177,6 +183,7 @@ class MirrorJob:
         while not self.stop_requested:
             ctx.reload()
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
+            ready: list[str] = []
             if not assignment.partitions:
                 self.report("no topic to mirror yet; waiting for matching source topics")
                 self._idle()
@@ -185,8 +192,8 @@ class MirrorJob:
                     f"mirroring {len(assignment.partitions)} topic(s), "
                     f"{len(assignment.pairs())} partition(s)"
                 )
-                self._mirror(spark, ctx, assignment)
-            self._waiting_out(lambda: self._promote_ready(ctx))
+                ready = self._mirror(spark, ctx, assignment)
+            self._waiting_out(functools.partial(self._promote_ready, ctx, ready))
             if not self.stop_requested:
                 assignment = self._waiting_out(
                     lambda: sync_topology(
@@ -200,8 +207,9 @@ class MirrorJob:
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
             time.sleep(min(HEARTBEAT_S, max(deadline - time.monotonic(), 0)))
 
-    def _mirror(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> None:
-        """Run batches until the topology should be refreshed or the process stops."""
+    def _mirror(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> list[str]:
+        """Run batches until the topology should be refreshed, a topic waiting for promote
+        is fully mirrored (returned), or the process stops."""
         pairs = assignment.pairs()
         next_refresh = time.monotonic() + self.options.refresh_interval_s
         next_beat = 0.0
@@ -224,14 +232,16 @@ class MirrorJob:
             if now >= next_refresh:
                 next_refresh = now + self.options.refresh_interval_s
                 if self._waiting_out(lambda: self._topology_changed(ctx, assignment)):
-                    return
+                    return []
             # Every batch, not every refresh: producers wait for promote (one store read
             # while nobody asked; a source ListOffsets while a topic waits).
-            if self._waiting_out(lambda: self._promotable(ctx)):
-                return
+            ready = self._waiting_out(lambda: self._promotable(ctx))
+            if ready:
+                return ready
             if not copied:
                 ctx.throughput.add(0)
                 time.sleep(IDLE_POLL_S)
+        return []
 
     # ------------------------------------------------------------ outages
 
@@ -305,9 +315,14 @@ class MirrorJob:
             if all(ctx.states[tp].map.source_next >= ends[tp] for tp in pairs if tp[0] == topic)
         ]
 
-    def _promote_ready(self, ctx: MirrorContext) -> None:
-        ctx.reload()
-        for topic in self._promotable(ctx):
+    def _promote_ready(self, ctx: MirrorContext, ready: list[str]) -> None:
+        """Stop mirroring the topics waiting for promote that are fully mirrored:
+        ``ready``, found so right after the last batch recorded its map (a promote through
+        the gateway holds writes meanwhile), else looked up."""
+        if not ready:
+            ctx.reload()
+            ready = self._promotable(ctx)
+        for topic in ready:
             set_topic_state(self.store, self.link.name, topic, TopicState.PROMOTED)
             self.report(f"promoted {topic}: mirror stopped for it, the target topic is writable")
 
@@ -329,4 +344,13 @@ def _task_bytes() -> int:
         return CopySettings.max_bytes
     if not given.isdigit() or int(given) <= 0:
         raise ConfigError(f"{TASK_BYTES_ENV} must be a number of bytes > 0, not {given!r}")
+    return int(given)
+
+
+def _count_from_env(name: str, default: int) -> int:
+    given = os.environ.get(name, "")
+    if not given:
+        return default
+    if not given.isdigit():
+        raise ConfigError(f"{name} must be a whole number >= 0, not {given!r}")
     return int(given)

@@ -11,7 +11,7 @@ import pytest
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
-from kmigrate.mirror.job import TASK_BYTES_ENV
+from kmigrate.mirror.job import DRIVER_OFFSETS_ENV, TASK_BYTES_ENV
 from kmigrate.model.records import Record
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
@@ -96,8 +96,9 @@ def test_kill_nines_while_tasks_copy_lose_and_repeat_nothing(
     produce calls whose chunk-edge delivery reports are outstanding), under steady
     production: every source record is on the target exactly once, at the offset the map
     says. Each task may read only 300 KB per batch, so batches are cut short and go on
-    where reading stopped, as a long backlog's are. Replay a failure with
-    KMIGRATE_TEST_SEED."""
+    where reading stopped, as a long backlog's are. The second run copies every batch in
+    the driver (as small batches are), the third every batch on Spark. Replay a failure
+    with KMIGRATE_TEST_SEED."""
     monkeypatch.setenv(TASK_BYTES_ENV, str(300_000))
     topic = unique("kill")
     partitions, pad = 8, 1000
@@ -111,7 +112,10 @@ def test_kill_nines_while_tasks_copy_lose_and_repeat_nothing(
     rng = seeded()
     kills = []
     try:
-        for _ in range(3):
+        for copied_by in ("default", "driver", "spark"):
+            driver_offsets = {"default": None, "driver": "1000000", "spark": "0"}[copied_by]
+            if driver_offsets is not None:
+                monkeypatch.setenv(DRIVER_OFFSETS_ENV, driver_offsets)
             mirror = _mirror(config, "kill", topic, tmp_path, "--max-offsets-per-batch", "2000")
             before = _target_records(clusters, topic)
             mirror.start().wait_running()
@@ -125,16 +129,17 @@ def test_kill_nines_while_tasks_copy_lose_and_repeat_nothing(
             delay = rng.uniform(0.0, 1.5)
             time.sleep(delay)
             mirror.kill9()
-            kills.append(round(delay, 2))
+            kills.append((copied_by, round(delay, 2)))
     finally:
         producer.done.set()
         producer.join(timeout=60)
     assert producer.error is None, producer.error
+    monkeypatch.delenv(DRIVER_OFFSETS_ENV)
     last = mirror_until_caught_up(
         _mirror(config, "kill", topic, tmp_path), clusters.source, [topic]
     )
     compared = assert_exact_copy(config, "kill", clusters.source, clusters.target, topic)
-    assert compared == producer.sent, f"kills at {kills}s; {last.tail()}"
+    assert compared == producer.sent, f"kills (copied by, after s): {kills}; {last.tail()}"
 
 
 def test_foreign_write_stops_the_mirror_naming_topic_and_partition(

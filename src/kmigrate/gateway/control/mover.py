@@ -29,7 +29,6 @@ unavailable range the aging timer names once the origin answers again.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.gateway.control import transactions
+from kmigrate.gateway.control.fence_reads import Reads
 from kmigrate.gateway.control.partition_moves import (
     Migration,
     Mode,
@@ -46,15 +45,15 @@ from kmigrate.gateway.control.partition_moves import (
     check_start,
     writers_key,
 )
-from kmigrate.gateway.control.producers import describe_producers_request
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
-from kmigrate.gateway.protocol.backend import Backend
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import TopicInfo
 from kmigrate.zookeeper import NoNodeError
 
 FENCE_TIMEOUT_S = 20.0
+# Writes are held while the move waits: ZooKeeper reads are cheap next to a held write.
+ACKNOWLEDGED_POLL_S = 0.01
 Progress = Callable[[str], None]
 
 
@@ -99,7 +98,39 @@ def smooth(
     check_start(topic, chosen, origins, _finished_only(route.migrations, target), target, count)
     _ensure_target(settings, info, route.cluster, target, progress)
 
-    fenced_at = time.monotonic()
+    reads = Reads(settings, origins.values(), target)
+    try:
+        reads.warm(topic, chosen)
+        return _fenced_move(
+            reads, registry, group_home, topic, chosen, origins, target, count,
+            _Options(progress, fence_timeout_s, keep_origin, ignore_origin, while_fenced),
+        )  # fmt: skip
+    finally:
+        reads.close()
+
+
+@dataclass(frozen=True)
+class _Options:
+    progress: Progress
+    fence_timeout_s: float
+    keep_origin: bool
+    ignore_origin: bool
+    while_fenced: Callable[[], None]
+
+
+def _fenced_move(
+    reads: Reads,
+    registry: Registry,
+    group_home: str,
+    topic: str,
+    chosen: list[int],
+    origins: Mapping[int, str],
+    target: str,
+    count: int,
+    o: _Options,
+) -> list[Moved]:
+    """Steps 2-5 of the module's smooth migration, its reads connected already."""
+    progress, keep_origin, ignore_origin = o.progress, o.keep_origin, o.ignore_origin
     now = int(time.time() * 1000)
     epochs: dict[int, int] = {}
 
@@ -112,19 +143,24 @@ def smooth(
             t = _appended(t, topic, p, record)
         return t
 
+    table = registry.read_routes()
+    registry.prepare_fences(topic, {p: _next_epoch(table, topic, p) for p in chosen})
+    fenced_at = time.monotonic()
     _change(registry, fence)
     progress(f"fenced writes of {_names(topic, chosen)}; waiting for every gateway instance")
     steps = Stopwatch(fenced_at)
     try:
-        _wait_acknowledged(registry, topic, epochs, fence_timeout_s)
+        _wait_acknowledged(registry, topic, epochs, o.fence_timeout_s)
         steps.lap("acknowledged")
-        transactions.wait_closed(settings, origins, topic, fence_timeout_s, progress)
+        reads.transactions_closed(origins, topic, o.fence_timeout_s, progress)
         steps.lap("transactions")
-        while_fenced()
+        o.while_fenced()
         steps.lap("while fenced")
-        ends = _offsets(settings, topic, origins, chosen)
-        bases = _ends_on(settings, target, topic, chosen)
-        writers = _writers(settings, registry, group_home, topic, origins)
+        ends, bases, writers = reads.together(
+            lambda: _offsets(reads, topic, origins, chosen),
+            lambda: reads.ends(target, topic, chosen),
+            lambda: _writers(reads, registry, group_home, topic, origins),
+        )
         steps.lap("offsets and producers")
         _change(registry, lambda t: _flipped(t, topic, count, epochs, ends, bases, writers))
         steps.lap("flip")
@@ -366,7 +402,7 @@ def _wait_acknowledged(
                 f"gateway instance(s) {', '.join(map(str, ids))} did not acknowledge the "
                 f"write fence of {topic}[{p}] within {timeout_s:g}s (see their logs)"
             )
-        time.sleep(0.05)
+        time.sleep(ACKNOWLEDGED_POLL_S)
 
 
 def _keys(topic: str, partitions: Iterable[int]) -> list[tuple[str, int]]:
@@ -374,11 +410,11 @@ def _keys(topic: str, partitions: Iterable[int]) -> list[tuple[str, int]]:
 
 
 def _offsets(
-    settings: Settings, topic: str, origins: Mapping[int, str], chosen: list[int]
+    reads: Reads, topic: str, origins: Mapping[int, str], chosen: list[int]
 ) -> dict[int, int]:
     ends: dict[int, int] = {}
     for name in set(origins.values()):
-        ends |= _ends_on(settings, name, topic, [p for p in chosen if origins[p] == name])
+        ends |= reads.ends(name, topic, [p for p in chosen if origins[p] == name])
     return ends
 
 
@@ -390,7 +426,7 @@ def _ends_on(settings: Settings, cluster: str, topic: str, partitions: list[int]
 
 
 def _writers(
-    settings: Settings,
+    reads: Reads,
     registry: Registry,
     group_home: str,
     topic: str,
@@ -401,7 +437,7 @@ def _writers(
     found: dict[int, dict[str, int]] = {}
     for name in set(origins.values()):
         mine = [p for p, o in origins.items() if o == name]
-        states = asyncio.run(_describe_producers(settings, name, topic, mine))
+        states = reads.producers(name, topic, mine)
         clients = (lambda key: key) if name == group_home else _client_keys(registry, name)
         for p, producers in states.items():
             found[p] = {
@@ -429,37 +465,6 @@ def _client_keys(registry: Registry, cluster: str) -> Callable[[str], str | None
         pid, _, epoch = producer.rpartition("-")
         inverse[raw.decode()] = writers_key(int(pid), int(epoch))
     return inverse.get
-
-
-async def _describe_producers(
-    settings: Settings, cluster: str, topic: str, partitions: list[int]
-) -> dict[int, dict[tuple[int, int], int]]:
-    backend = Backend(settings.cluster(cluster), "kmigrate-gateway-migrate")
-    try:
-        await backend.start()
-        by_leader: dict[int, list[int]] = {}
-        for p in partitions:
-            leader = backend.leader(topic, p)
-            if leader is None or leader.broker < 0:
-                raise ConflictError(f"{topic}[{p}] has no leader on '{cluster}' now; try again")
-            by_leader.setdefault(leader.broker, []).append(p)
-        found: dict[int, dict[tuple[int, int], int]] = {}
-        for broker, mine in by_leader.items():
-            answer = await backend.call_broker(broker, describe_producers_request(topic, mine))
-            for t in answer.topics:
-                for reply in t.partitions:
-                    if reply.error_code != 0:
-                        raise ConflictError(
-                            f"cluster '{cluster}' did not describe the producers of "
-                            f"{topic}[{reply.partition_index}]: {reply.error_code.name}"
-                        )
-                    found[int(reply.partition_index)] = {
-                        (int(s.producer_id), int(s.producer_epoch)): int(s.last_sequence)
-                        for s in reply.active_producers
-                    }
-        return found
-    finally:
-        backend.close()
 
 
 def _names(topic: str, partitions: Iterable[int]) -> str:

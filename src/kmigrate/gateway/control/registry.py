@@ -19,7 +19,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from kmigrate.config import Settings
@@ -164,6 +164,12 @@ class Registry:
     def _fence_path(self, topic: str, partition: int, epoch: int) -> str:
         # ':' never occurs in a Kafka topic name
         return f"{self.path}/fences/{topic}:{partition}:{epoch}"
+
+    def prepare_fences(self, topic: str, epochs: Mapping[int, int]) -> None:
+        """Make the folders the instances acknowledge fences in (partition -> epoch)
+        before the fences are written: each acknowledgement is then one write."""
+        for partition, epoch in epochs.items():
+            self.zk.ensure_path(self._fence_path(topic, partition, epoch))
 
     def acknowledge_fence(self, topic: str, partition: int, epoch: int, node_id: int) -> None:
         with contextlib.suppress(NodeExistsError):

@@ -157,13 +157,41 @@ def wait_closed(
     (partition -> origin cluster); refused (ConflictError naming the transactional ids)
     if one is still open after ``timeout_s``."""
     clusters = sorted(set(origins.values()))
-    watch = _Watch(
-        [Backend(settings.cluster(c), "kmigrate-gateway-migrate") for c in clusters],
-        origins,
-        topic,
-        timeout_s,
-    )
-    asyncio.run(watch.until_closed(progress))
+    backends = [Backend(settings.cluster(c), "kmigrate-gateway-migrate") for c in clusters]
+
+    async def started_then_closed() -> None:
+        try:
+            for backend in backends:
+                await started(backend)
+            await until_closed(backends, origins, topic, timeout_s, progress)
+        finally:
+            for backend in backends:
+                backend.close()
+
+    asyncio.run(started_then_closed())
+
+
+async def until_closed(
+    backends: Iterable[Backend],
+    origins: Mapping[int, str],
+    topic: str,
+    timeout_s: float,
+    progress: Callable[[str], None],
+) -> None:
+    """``wait_closed`` on backends already started (and left open), one per origin."""
+    mine = [b for b in backends if b.name in set(origins.values())]
+    await _Watch(mine, origins, topic, timeout_s).until_closed(progress)
+
+
+async def started(backend: Backend) -> None:
+    """``backend`` started; one that does not answer refuses the move (nothing moved)."""
+    try:
+        await backend.start()
+    except BackendUnavailable as exc:
+        raise ConflictError(
+            f"cannot ask cluster '{backend.name}' about open transactions ({exc}); "
+            "nothing moved: run the command again"
+        ) from None
 
 
 @dataclass
@@ -179,25 +207,13 @@ class _Watch:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         told = False
-        try:
-            for backend in self.backends:
-                try:
-                    await backend.start()
-                except BackendUnavailable as exc:
-                    raise ConflictError(
-                        f"cannot ask cluster '{backend.name}' about open transactions ({exc}); "
-                        "nothing moved: run the command again"
-                    ) from None
-            while (covered := await self._covered(late=loop.time() >= deadline)) != {}:
-                if covered and not told:
-                    ids = sorted({i for found in covered.values() for i in found})
-                    wait = f"at most {self.timeout_s:g}s"
-                    progress(f"waiting ({wait}) for transaction(s) {ids} to end")
-                    told = True
-                await asyncio.sleep(POLL_S)
-        finally:
-            for backend in self.backends:
-                backend.close()
+        while (covered := await self._covered(late=loop.time() >= deadline)) != {}:
+            if covered and not told:
+                ids = sorted({i for found in covered.values() for i in found})
+                wait = f"at most {self.timeout_s:g}s"
+                progress(f"waiting ({wait}) for transaction(s) {ids} to end")
+                told = True
+            await asyncio.sleep(POLL_S)
 
     async def _covered(self, late: bool) -> dict[int, list[str]] | None:
         """Per partition, the open transactions covering it (None when a backend could

@@ -86,7 +86,7 @@ def _as_json(r: DemoResult) -> dict[str, object]:
 def _summary(r: DemoResult) -> None:
     if r.via_gateway:
         consumed = ("consumed through the gateway", f"{r.consumed_on.get('gateway', 0):,}")
-        pause = ("longest wait for an acknowledgement", f"{r.producer_pause_s:.2f}s")
+        pause = ("longest acknowledgement wait during promote", f"{r.producer_pause_s:.2f}s")
     else:
         consumed = (
             "consumed on source / target",

@@ -36,10 +36,16 @@ class SteadyProducer:
         self.paused_at: float | None = None
         self.pause_s: float | None = None
         self.longest_wait_s = 0.0  # the longest a record waited for its acknowledgement
+        self.waits: list[tuple[float, float]] = []  # (sent, seconds to its answer), each record
 
     def start(self) -> None:
         self._running.set()
         self._thread.start()
+
+    def longest_wait_between(self, began: float, ended: float) -> float:
+        """The longest wait for an answer of a record sent in [began, ended]
+        (time.monotonic()): what producers felt of a step that ran then."""
+        return max((w for sent, w in list(self.waits) if began <= sent <= ended), default=0.0)
 
     def pause(self) -> None:
         """Stop writing and wait until every record sent so far is delivered."""
@@ -93,7 +99,9 @@ class SteadyProducer:
         sent = time.monotonic()
 
         def report(error: KafkaError | None, _message: object) -> None:
-            self.longest_wait_s = max(self.longest_wait_s, time.monotonic() - sent)
+            waited = time.monotonic() - sent
+            self.longest_wait_s = max(self.longest_wait_s, waited)
+            self.waits.append((sent, waited))
             if error is None:
                 self.delivered.append(seq)
             else:

@@ -52,8 +52,8 @@ from kmigrate.model.cluster import TopicInfo
 from kmigrate.zookeeper import NoNodeError
 
 FENCE_TIMEOUT_S = 20.0
-# Writes are held while the move waits: ZooKeeper reads are cheap next to a held write.
-ACKNOWLEDGED_POLL_S = 0.01
+# The acknowledgements are watched; this is only how long a lost notification can cost.
+ACKNOWLEDGED_POLL_S = 0.1
 Progress = Callable[[str], None]
 
 
@@ -386,23 +386,28 @@ def _unfenced(table: RoutingTable, topic: str, epochs: Mapping[int, int]) -> Rou
 def _wait_acknowledged(
     registry: Registry, topic: str, epochs: Mapping[int, int], timeout_s: float
 ) -> None:
+    """Until every live instance acknowledged every partition's fence: looked at again
+    whenever ZooKeeper says an acknowledgement or an instance came or went (watches),
+    at least every ACKNOWLEDGED_POLL_S."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        live = {i.node_id for i in registry.instances()}
-        missing = {
-            p: sorted(live - registry.fence_acknowledgements(topic, p, e))
-            for p, e in epochs.items()
-        }
-        missing = {p: m for p, m in missing.items() if m}
-        if not missing:
-            return
-        if time.monotonic() > deadline:
-            p, ids = next(iter(missing.items()))
-            raise ConflictError(
-                f"gateway instance(s) {', '.join(map(str, ids))} did not acknowledge the "
-                f"write fence of {topic}[{p}] within {timeout_s:g}s (see their logs)"
-            )
-        time.sleep(ACKNOWLEDGED_POLL_S)
+    with registry.fence_watch(topic, epochs) as changed:
+        while True:
+            changed.clear()
+            live = {i.node_id for i in registry.instances()}
+            missing = {
+                p: sorted(live - registry.fence_acknowledgements(topic, p, e))
+                for p, e in epochs.items()
+            }
+            missing = {p: m for p, m in missing.items() if m}
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                p, ids = next(iter(missing.items()))
+                raise ConflictError(
+                    f"gateway instance(s) {', '.join(map(str, ids))} did not acknowledge the "
+                    f"write fence of {topic}[{p}] within {timeout_s:g}s (see their logs)"
+                )
+            changed.wait(ACKNOWLEDGED_POLL_S)
 
 
 def _keys(topic: str, partitions: Iterable[int]) -> list[tuple[str, int]]:

@@ -19,7 +19,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from kmigrate.config import Settings
@@ -170,6 +170,26 @@ class Registry:
         before the fences are written: each acknowledgement is then one write."""
         for partition, epoch in epochs.items():
             self.zk.ensure_path(self._fence_path(topic, partition, epoch))
+
+    @contextlib.contextmanager
+    def fence_watch(self, topic: str, epochs: Mapping[int, int]) -> Iterator[threading.Event]:
+        """An event set whenever an acknowledgement of these fences (partition -> epoch)
+        or the set of live instances changes, while the block runs."""
+        changed = threading.Event()
+        watching = True
+
+        def seen(_children: list[str]) -> bool:
+            changed.set()
+            return watching  # False ends the watch
+
+        paths = [self._fence_path(topic, p, e) for p, e in epochs.items()]
+        for path in [*paths, self.instances_path]:
+            self.zk.ensure_path(path)
+            self.zk.ChildrenWatch(path, seen)
+        try:
+            yield changed
+        finally:
+            watching = False
 
     def acknowledge_fence(self, topic: str, partition: int, epoch: int, node_id: int) -> None:
         with contextlib.suppress(NodeExistsError):

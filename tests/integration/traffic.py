@@ -1,6 +1,7 @@
 """Clients that run through a whole operation in the integration tests: an idempotent
 acks=all producer that remembers what was acknowledged, and a consumer group member
-that commits as it goes. Afterwards a test checks every acknowledged record."""
+that commits as it goes (replaced by a new one if it stalls: see STALL_S). Afterwards a
+test checks every acknowledged record."""
 
 from __future__ import annotations
 

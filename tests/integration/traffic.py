@@ -74,7 +74,7 @@ class Traffic(threading.Thread):
 # the GIL, freezing every Python thread. So the diagnostics never call the client, and
 # a member that reads nothing for STALL_S seconds while acknowledged records are unread
 # is replaced by a new consumer in the same group, resuming from the committed offsets.
-STALL_S = 15.0
+STALL_S = 20.0
 
 
 class _Member(threading.Thread):
@@ -99,6 +99,7 @@ class _Member(threading.Thread):
             }
         )
         self.consumer.subscribe([group.topic])
+        self.polled = time.monotonic()  # when its last call to the client returned
         self.done = threading.Event()
 
     def run(self) -> None:
@@ -112,6 +113,7 @@ class _Member(threading.Thread):
                     # A broker restarting refuses the commit: the next one covers these.
                     with contextlib.suppress(KafkaException):
                         self.consumer.commit(asynchronous=False)
+                self.polled = time.monotonic()
         except Exception as exc:
             self.group.errors.append(f"the consumer stopped: {exc!r}")
             raise
@@ -172,9 +174,14 @@ class Group(threading.Thread):
         def read_all() -> bool:
             if self.seen >= traffic.acked:
                 return True
-            if time.monotonic() - self.progressed > STALL_S:
+            now = time.monotonic()
+            if now - self.progressed > STALL_S:
+                # a member still polling is rejoining or fetching slowly; one whose last
+                # call has not returned is stuck in the client
+                polled = self.members[-1].polled if self.members else now
                 unread = len(traffic.acked - self.seen)
-                self.replace(f"read nothing for {STALL_S:.0f} s with {unread} records unread")
+                self.replace(f"read nothing for {STALL_S:.0f} s with {unread} records unread; "
+                             f"its last call returned {now - polled:.0f} s before")  # fmt: skip
             return False
 
         try:

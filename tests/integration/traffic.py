@@ -1,11 +1,13 @@
 """Clients that run through a whole operation in the integration tests: an idempotent
 acks=all producer that remembers what was acknowledged, and a consumer group member
-that commits as it goes. Afterwards a test checks every acknowledged record."""
+that commits as it goes (replaced by a new one if it stalls: see STALL_S). Afterwards a
+test checks every acknowledged record."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
@@ -59,15 +61,32 @@ class Traffic(threading.Thread):
         assert not strange, f"records nobody sent: {sorted(strange)[:5]}"
 
 
-class Group(threading.Thread):
-    """A consumer group member that commits after every poll, through the whole move."""
+# librdkafka 2.10+ (2.16.0 here) can deadlock in a broker roll
+# (https://github.com/confluentinc/librdkafka/issues/5476, fix proposed in
+# https://github.com/confluentinc/librdkafka/pull/5304, both open in 2026-11). When
+# it decommissions its broker handles (it re-bootstraps once no broker is reachable,
+# as when broker 2 restarts before the client reconnected to broker 1), an in-flight
+# OffsetForLeaderEpoch request fails with "Broker handle destroyed"; its handler on
+# librdkafka's main thread holds the partition's lock and waits for the handle's
+# write lock, while the decommissioned broker's thread holds the read lock and waits
+# for that partition's lock. The consumer then reads nothing and reports no error; a
+# synchronous commit or a close never returns, and Consumer.assignment() waits holding
+# the GIL, freezing every Python thread. So the diagnostics never call the client, and
+# a member that reads nothing for STALL_S seconds while acknowledged records are unread
+# is replaced by a new consumer in the same group, resuming from the committed offsets.
+STALL_S = 20.0
 
-    def __init__(self, config: dict[str, Any], topic: str, group: str) -> None:
+
+class _Member(threading.Thread):
+    """One consumer of the group, committing after every poll until ``done``."""
+
+    def __init__(self, group: Group) -> None:
         super().__init__(daemon=True)
+        self.group = group
         self.consumer = Consumer(
             {
-                **config,
-                "group.id": group,
+                **group.config,
+                "group.id": group.group_id,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 # a member the restarted coordinator no longer knows rejoins at once
@@ -79,35 +98,94 @@ class Group(threading.Thread):
                 "max.poll.interval.ms": 20_000,
             }
         )
-        self.consumer.subscribe([topic])
-        self.seen: set[bytes] = set()
-        self.errors: list[str] = []  # what the consumer reported, for a failing test
+        self.consumer.subscribe([group.topic])
+        self.polled = time.monotonic()  # when its last call to the client returned
         self.done = threading.Event()
 
     def run(self) -> None:
         try:
             while not self.done.is_set():
                 messages = self.consumer.consume(500, 0.2)
-                self.errors.extend(m.error().str() for m in messages if m.error() is not None)
+                self.group.errors.extend(m.error().str() for m in messages if m.error() is not None)
                 records = [m for m in messages if m.error() is None]
-                self.seen.update(m.value() for m in records)
+                self.group.record(records)
                 if records:
                     # A broker restarting refuses the commit: the next one covers these.
                     with contextlib.suppress(KafkaException):
                         self.consumer.commit(asynchronous=False)
+                self.polled = time.monotonic()
         except Exception as exc:
-            self.errors.append(f"the consumer stopped: {exc!r}")
+            self.group.errors.append(f"the consumer stopped: {exc!r}")
             raise
         finally:
-            self.consumer.close()
+            self.consumer.close()  # never returns on a deadlocked client: abandoned
+
+
+class Group(threading.Thread):
+    """A consumer group member that commits after every poll, through the whole move;
+    ``wait_read`` replaces it by a new consumer in the same group when it stalls."""
+
+    def __init__(self, config: dict[str, Any], topic: str, group: str) -> None:
+        super().__init__(daemon=True)
+        self.config, self.topic, self.group_id = config, topic, group
+        self.seen: set[bytes] = set()
+        self.errors: list[str] = []  # what the consumer reported, for a failing test
+        self.positions: dict[int, int] = {}  # partition -> next offset, as read
+        self.replaced: list[str] = []  # why a member was replaced, one entry each
+        self.members: list[_Member] = []  # every member, so no stuck client is freed
+        self.progressed = time.monotonic()  # when a member last read or was started
+        self.done = threading.Event()
+        self._replace = threading.Event()
+
+    def record(self, records: list[Any]) -> None:
+        """Called by the member with the records it read."""
+        for m in records:
+            self.seen.add(m.value())
+            partition = m.partition()
+            self.positions[partition] = max(m.offset() + 1, self.positions.get(partition, 0))
+        if records:
+            self.progressed = time.monotonic()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            member = _Member(self)
+            self.members.append(member)
+            member.start()
+            while not (self.done.is_set() or self._replace.is_set()):
+                self.done.wait(0.2)
+            self._replace.clear()
+            member.done.set()  # a stuck one never sees it: not waited for, kept referenced
+        self.members[-1].join(10)
+
+    def replace(self, reason: str) -> None:
+        """Start a new member in place of the current one (which is told to stop and
+        close but not waited for: a deadlocked client never finishes closing)."""
+        self.replaced.append(reason)
+        print(f"group {self.group_id}: consumer replaced: {reason}")
+        self.progressed = time.monotonic()
+        self._replace.set()
 
     def wait_read(self, traffic: Traffic, timeout: float) -> None:
-        """Until the group has read every record ``traffic`` had acknowledged; a failure
-        says how many it has not and where (per partition, the first unread offset and
-        how many), the consumer's positions, and what it last reported."""
+        """Until the group has read every record ``traffic`` had acknowledged, replacing
+        a member that read nothing for STALL_S seconds meanwhile; a failure says how
+        many it has not read and where (per partition, the first unread offset and how
+        many), the positions it read up to, replacements and its last errors."""
+
+        def read_all() -> bool:
+            if self.seen >= traffic.acked:
+                return True
+            now = time.monotonic()
+            if now - self.progressed > STALL_S:
+                # a member still polling is rejoining or fetching slowly; one whose last
+                # call has not returned is stuck in the client
+                polled = self.members[-1].polled if self.members else now
+                unread = len(traffic.acked - self.seen)
+                self.replace(f"read nothing for {STALL_S:.0f} s with {unread} records unread; "
+                             f"its last call returned {now - polled:.0f} s before")  # fmt: skip
+            return False
+
         try:
-            wait_for(lambda: self.seen >= traffic.acked, timeout=timeout,
-                     message="the group read all")  # fmt: skip
+            wait_for(read_all, timeout=timeout, message="the group read all")
         except AssertionError as exc:
             unread = traffic.acked - self.seen
             first: dict[int, tuple[int, int]] = {}
@@ -117,13 +195,7 @@ class Group(threading.Thread):
                 first[partition] = (min(low, offset), count + 1)
             raise AssertionError(
                 f"{exc}: {len(unread)} unread, per partition (first offset, how many): "
-                f"{sorted(first.items())}, consumer alive: {self.is_alive()}, "
-                f"its positions: {self._positions()}, its last errors: {self.errors[-3:]}"
+                f"{sorted(first.items())}, group thread alive: {self.is_alive()}, "
+                f"read up to (partition, next offset): {sorted(self.positions.items())}, "
+                f"consumers replaced: {self.replaced}, its last errors: {self.errors[-3:]}"
             ) from None
-
-    def _positions(self) -> str:
-        try:
-            assigned = self.consumer.assignment()
-            return str([(p.partition, p.offset) for p in self.consumer.position(assigned)])
-        except (KafkaException, RuntimeError) as exc:
-            return f"unknown ({exc})"

@@ -8,7 +8,7 @@ places on the group home: Kafka makes a transaction atomic within one cluster, n
 across two (``elsewhere``, ``refusal``).
 
 A move must never split a transaction: while the move's fence holds a partition's
-writes, ``wait_closed`` asks the origin's transaction coordinators (ListTransactions on
+writes, ``until_closed`` asks the origin's transaction coordinators (ListTransactions on
 every broker, then DescribeTransactions of the open ones on the broker that listed them)
 whether an open transaction covers the partition, and waits until none does; after
 ``timeout_s`` the move is refused with the transactional ids named (``still_open``).
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.config import Settings
 from kmigrate.errors import ConflictError
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
@@ -146,31 +145,6 @@ def _check(backend: Backend, broker: int, what: str, code: ErrorCode) -> None:
         )
 
 
-def wait_closed(
-    settings: Settings,
-    origins: Mapping[int, str],
-    topic: str,
-    timeout_s: float,
-    progress: Callable[[str], None],
-) -> None:
-    """Return once no open transaction on its origin covers any partition of ``origins``
-    (partition -> origin cluster); refused (ConflictError naming the transactional ids)
-    if one is still open after ``timeout_s``."""
-    clusters = sorted(set(origins.values()))
-    backends = [Backend(settings.cluster(c), "kmigrate-gateway-migrate") for c in clusters]
-
-    async def started_then_closed() -> None:
-        try:
-            for backend in backends:
-                await started(backend)
-            await until_closed(backends, origins, topic, timeout_s, progress)
-        finally:
-            for backend in backends:
-                backend.close()
-
-    asyncio.run(started_then_closed())
-
-
 async def until_closed(
     backends: Iterable[Backend],
     origins: Mapping[int, str],
@@ -178,7 +152,10 @@ async def until_closed(
     timeout_s: float,
     progress: Callable[[str], None],
 ) -> None:
-    """``wait_closed`` on backends already started (and left open), one per origin."""
+    """Return once no open transaction on its origin covers any partition of ``origins``
+    (partition -> origin cluster), asking ``backends`` (started, one per origin, left
+    open); refused (ConflictError naming the transactional ids) if one is still open
+    after ``timeout_s``."""
     mine = [b for b in backends if b.name in set(origins.values())]
     await _Watch(mine, origins, topic, timeout_s).until_closed(progress)
 

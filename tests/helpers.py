@@ -60,3 +60,18 @@ def run_cli(
         [*argv, *args], capture_output=True, text=True, timeout=timeout, env=full_env, check=False
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+# A command started as from a shell: SIGINT unblocked and at its default, whatever the
+# test process inherited (a CI runner or a pytest-xdist worker may ignore it, and an
+# ignored SIGINT stays ignored across exec), so only the command's own Ctrl-C handling
+# is under test.
+_INTERRUPTIBLE = (
+    "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
+)
+
+
+def interruptible(*argv: str) -> list[str]:
+    """``python ARGV`` as a command line whose process takes SIGINT as a shell's would."""
+    return [sys.executable, "-c", _INTERRUPTIBLE, sys.executable, *argv]

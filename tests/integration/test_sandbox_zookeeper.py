@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -19,7 +18,7 @@ from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
 from kmigrate.sandbox.process import is_running
 from kmigrate.sandbox.state import load_state
-from tests.helpers import run_cli, unique, wait_for
+from tests.helpers import interruptible, run_cli, unique, wait_for
 
 
 def _status(directory: Path) -> tuple[int, dict]:
@@ -135,9 +134,10 @@ def _broker_killed_then_up_again(directory: Path, connect: str) -> None:
 
 def test_ctrl_c_during_up_stops_what_that_up_started(tmp_path: Path) -> None:
     """A fresh sandbox: `up` is interrupted while its broker starts; the ZooKeeper node
-    and the broker it started are stopped and recorded as stopped. (On a busy machine
-    the interrupt can land after `up` finished: then nothing was tested, and it runs
-    again in a new folder.)"""
+    and the broker it started are stopped and recorded as stopped. `up` runs as from a
+    shell (SIGINT at its default: a pytest-xdist worker ignores it, and its children
+    would too). An interrupt that lands after `up` finished tested nothing: it runs
+    again in a new folder."""
     for attempt in range(3):
         directory = tmp_path / f"sb{attempt}"
         code, stderr, pids = _interrupted_up(directory)
@@ -155,8 +155,8 @@ def test_ctrl_c_during_up_stops_what_that_up_started(tmp_path: Path) -> None:
 def _interrupted_up(directory: Path) -> tuple[int, str, list[int]]:
     """`sandbox up` of a ZooKeeper node and a broker, SIGINT once the broker started:
     its exit code, stderr, and the pids it had started."""
-    command = [sys.executable, "-m", "kmigrate", "sandbox", "up", "--dir", str(directory),
-               "--zookeeper", "zk", "--nodes", "1", "--cluster", "cut"]  # fmt: skip
+    command = interruptible("-m", "kmigrate", "sandbox", "up", "--dir", str(directory),
+                            "--zookeeper", "zk", "--nodes", "1", "--cluster", "cut")  # fmt: skip
     up = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def started() -> list[int]:

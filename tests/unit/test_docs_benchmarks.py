@@ -51,7 +51,8 @@ def test_the_page_is_filled_with_dates_machines_and_commands(
         re.M,
     )
     commands = re.findall(r"^Command: `\.venv/bin/python bench/\w+\.py", page, re.M)
-    assert len(captions) == len(hook.PLACEHOLDER.findall(PAGE.read_text())) == len(commands)
+    # one caption and command per table (a placeholder may show two runs' tables)
+    assert len(captions) == len(commands) >= len(hook.PLACEHOLDER.findall(PAGE.read_text()))
 
 
 def test_the_newest_mirror_run_is_shown_with_its_own_figures() -> None:

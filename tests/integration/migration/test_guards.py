@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.schema import offset_runs
-from tests.helpers import CliResult, run_cli, unique, wait_for
+from tests.helpers import CliResult, interruptible, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import Migration, edit_plan, fill, new_migration
 
@@ -253,14 +252,6 @@ def test_a_broken_plan_file_is_one_line(clusters: Clusters, tmp_path: Path) -> N
     refused(result, 2, "topics.0.partitions: field required")
 
 
-# kmigrate started as from a shell, SIGINT delivered whatever this test process inherited
-# or blocked: only kmigrate's own handling of Ctrl-C is under test.
-_INTERRUPTIBLE = (
-    "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
-    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
-)
-
-
 def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
     started: Migration,
 ) -> None:
@@ -268,19 +259,9 @@ def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
     out = m.folder / "watch.out"
     with open(out, "wb") as sink:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _INTERRUPTIBLE,
-                sys.executable,
-                "-m",
-                "kmigrate",
-                "--config",
-                str(m.config),
-                "migrate",
-                "status",
-                "--watch",
-            ],
+            interruptible(
+                "-m", "kmigrate", "--config", str(m.config), "migrate", "status", "--watch"
+            ),
             stdout=sink,
             stderr=subprocess.STDOUT,
             env={**os.environ, "COLUMNS": "200"},

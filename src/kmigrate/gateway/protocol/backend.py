@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,7 +198,6 @@ class ClusterView:
     leaders: dict[tuple[str, int], Leader] = field(default_factory=dict)
     topic_errors: dict[str, ErrorCode] = field(default_factory=dict)
     controller: int = -1  # where topics are created and deleted (ZooKeeper mode)
-    learned_at: float = 0.0  # time.monotonic() of the Metadata answer it comes from
 
 
 class Backend:
@@ -316,7 +314,6 @@ class Backend:
             view = ClusterView()
             view.brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
             view.controller = int(answer.controller_id)
-            view.learned_at = time.monotonic()
             for topic in answer.topics:
                 if topic.error_code != ErrorCode.none:
                     view.topic_errors[topic.name] = topic.error_code

@@ -51,9 +51,10 @@ async def metadata(state: State, body: Any) -> Any:
     # A routed topic the gateway knows no partitions of, or a partition without a
     # leader (just created, a leader being elected): learn again before answering, as
     # some clients do not ask twice (librdkafka's DeleteRecords fails at once).
-    unknown = any(state.known_partition_count(t) is None for t in wanted if t in routes.topics)
-    if unknown or state.leaderless(wanted):
+    if any(state.known_partition_count(t) is None for t in wanted if t in routes.topics):
         await state.refresh_all()
+    elif stale := state.leaderless(wanted):
+        await state.refresh(stale)
     reply = response_class_of(body)
     instances = state.live_instances()
     topic_type = item_type(reply, "topics")

@@ -126,6 +126,7 @@ class State:
         self.timings = Timings()
         self.principals = PrincipalMap()  # who acts on backends for a client
         self._down: set[str] = set()  # backends that failed, until one answers again
+        self._asked_again: dict[str, float] = {}  # backend -> when leaderless() last asked
         # Writes the routing table (read, change, compare-and-set) in ZooKeeper; blocking
         # (run it in a thread). None: an instance without ZooKeeper.
         self.edit_routes: (
@@ -215,31 +216,38 @@ class State:
         backend = self.backends.get(cluster) if cluster else None
         return backend.leader(topic, partition) if backend else None
 
-    def leaderless(self, topics: Iterable[str], older_than_s: float = 1.0) -> bool:
-        """Whether a partition of the routed ``topics`` has no leader in what its cluster
-        said more than ``older_than_s`` ago (a partition just created or a leader just
-        elected: asking again may find it)."""
+    def leaderless(self, topics: Iterable[str], every_s: float = 1.0) -> set[str]:
+        """The backends holding a partition of the routed ``topics`` that has no known
+        leader (created a moment ago, a leader being elected), not asked again for that
+        in the last ``every_s``: asking again may find one. Marked as asked now."""
         now = time.monotonic()
+        found: set[str] = set()
         for topic in topics:
             route = self.routes.topics.get(topic)
-            count = self.known_partition_count(topic) if route else None
-            for p in range(count or 0):
-                cluster = self.routes.cluster_of(topic, p)
+            for p in range((self.known_partition_count(topic) if route else None) or 0):
+                cluster = route.cluster_of(p) if route else None
                 backend = self.backends.get(cluster) if cluster else None
-                if backend is None or now - backend.view.learned_at < older_than_s:
+                if backend is None or cluster in found:
+                    continue
+                if now - self._asked_again.get(backend.name, 0.0) < every_s:
                     continue
                 leader = backend.leader(topic, p)
                 if leader is None or leader.broker < 0:
-                    return True
-        return False
+                    found.add(backend.name)
+        for name in found:
+            self._asked_again[name] = now
+        return found
 
-    async def refresh_all(self) -> None:
-        results = await asyncio.gather(
-            *(b.refresh() for b in self.backends.values()), return_exceptions=True
-        )
-        for backend, result in zip(self.backends.values(), results, strict=True):
+    async def refresh(self, names: Iterable[str]) -> None:
+        """The named backends' metadata learned again (a failure only logged)."""
+        chosen = [self.backends[n] for n in names]
+        results = await asyncio.gather(*(b.refresh() for b in chosen), return_exceptions=True)
+        for backend, result in zip(chosen, results, strict=True):
             if isinstance(result, Exception):
                 log.warning("backend %s: metadata refresh failed: %s", backend.name, result)
+
+    async def refresh_all(self) -> None:
+        await self.refresh(list(self.backends))
 
     # ------------------------------------------------------------ placing partitions
 

@@ -4,6 +4,7 @@ group at a time."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,14 +38,18 @@ class _Statements:
 
 @pytest.fixture
 def counted() -> Iterator[_Statements]:
-    """Statements and transactions sent to any database while the test runs."""
+    """Statements and transactions this test's thread sends to any database while it
+    runs (not those of a thread another test in this worker process left running)."""
     seen = _Statements()
+    mine = threading.get_ident()
 
     def statement(*_: Any) -> None:
-        seen.statements += 1
+        if threading.get_ident() == mine:
+            seen.statements += 1
 
     def transaction(*_: Any) -> None:
-        seen.transactions += 1
+        if threading.get_ident() == mine:
+            seen.transactions += 1
 
     event.listen(Engine, "before_cursor_execute", statement)
     event.listen(Engine, "begin", transaction)

@@ -106,7 +106,21 @@ class Topics:
             ]
         )
         self._wait_ready({name: partitions})
-        return self.describe_topic(name)
+        return self._described_once_known(name)
+
+    def _described_once_known(self, name: str) -> TopicInfo:
+        """``describe_topic`` of a topic just made ready: the broker librdkafka asks this
+        time may not know it yet (each broker's metadata catches up on its own)."""
+        deadline = time.monotonic() + self._conn.timeout
+        pause = 0.05
+        while True:
+            try:
+                return self.describe_topic(name)
+            except TopicNotFoundError:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     def create_topic_like(
         self,

@@ -167,7 +167,7 @@ class MirrorJob:
                     dict(self.options.producer),
                     # A task waits for a silent cluster as long as a request would.
                     outage_s=max(source_cfg.timeout_s, target_cfg.timeout_s),
-                    max_bytes=_task_bytes(),
+                    max_bytes=_count_from_env(TASK_BYTES_ENV, CopySettings.max_bytes, least=1),
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
@@ -338,19 +338,11 @@ def claim(store: Store, link: str, log_path: Path) -> None:
     begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))
 
 
-def _task_bytes() -> int:
-    given = os.environ.get(TASK_BYTES_ENV, "")
-    if not given:
-        return CopySettings.max_bytes
-    if not given.isdigit() or int(given) <= 0:
-        raise ConfigError(f"{TASK_BYTES_ENV} must be a number of bytes > 0, not {given!r}")
-    return int(given)
-
-
-def _count_from_env(name: str, default: int) -> int:
+def _count_from_env(name: str, default: int, least: int = 0) -> int:
+    """A whole number from environment variable ``name`` (``default`` when unset)."""
     given = os.environ.get(name, "")
     if not given:
         return default
-    if not given.isdigit():
-        raise ConfigError(f"{name} must be a whole number >= 0, not {given!r}")
+    if not given.isdigit() or int(given) < least:
+        raise ConfigError(f"{name} must be a whole number >= {least}, not {given!r}")
     return int(given)

@@ -14,13 +14,19 @@ For each, both tools plan on the same cluster: kmigrate (`reassign plan --add-br
 / `--drain 2`) and Kafka's own `kafka-reassign-partitions --generate` (all topics, the
 broker list without the drained one). Reported per plan: replicas moved, bytes moved,
 and the resulting spread (most minus fewest replicas, preferred leaders and MiB per
-broker). kmigrate's plan is then applied with `--throttle auto --wait` while a producer
-(acks=all) writes ``--rate`` records of 1 KB per second to a moving topic; reported: time
-to finish, the producer's p99 latency before and during the move, throttles left.
-Then the same plan file is executed by Kafka's own tool from the same starting point
-(kmigrate moves the partitions back first), with the throttle kmigrate chose:
-`kafka-reassign-partitions --execute --throttle`, then `--verify` until done (which
-removes the throttles); the producer's p99 during it is reported beside kmigrate's.
+broker). kmigrate's plan is first applied and moved back once, unmeasured: the first move
+on a fresh cluster pauses producers several times longer, whichever tool makes it
+(``--no-warm-up`` measures it). Then it is applied with `--throttle auto --wait` while a
+producer (acks=all) writes ``--rate`` records of 1 KB per second to a moving topic;
+reported: time to finish, the producer's p99 latency before and during the move (records
+sent until 3 s after the apply returns), the slowest acknowledgement per partition, the
+topic's leader and ISR changes, throttles left. Then, from the same placement (kmigrate
+moves the partitions back first), the same plan file is executed by Kafka's own tool at
+the throttle kmigrate chose: `kafka-reassign-partitions --execute --throttle`, then
+`--verify` until done (which removes the throttles), then `kafka-leader-election
+--election-type preferred` for the plan's partitions (what kmigrate's apply does at its
+end); the producer's p99 without and with the election is reported beside kmigrate's.
+``--kafka-first`` runs Kafka's tool first instead.
 Results: bench/results/reassign-<date>.json.
 """
 
@@ -47,10 +53,14 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.reassignments import Reassignments
 from kmigrate.reassign.observe import read_cluster
+from kmigrate.reassign.throttles import auto_rate
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 
 RACKS = ["a", "b", "a", "b", "a"]
+# Records sent this long after a tool returns still count as sent during its move: the
+# pause of its last leader changes falls on them.
+SETTLE_S = 3.0
 MIB = 2**20
 
 
@@ -190,32 +200,75 @@ def score(
     }
 
 
+class Leaders(threading.Thread):
+    """The leader and in-sync replicas of each partition of ``topic``, asked every
+    0.1 s; each change kept with its time."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.topic = topic
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.changes: list[tuple[float, int, int, tuple[int, ...]]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        seen: dict[int, tuple[int, tuple[int, ...]]] = {}
+        while not self.done.wait(0.1):
+            try:
+                topic = self.admin.list_topics(self.topic, timeout=5).topics[self.topic]
+            except Exception:  # a broker restarting: ask again next time
+                continue
+            for p, meta in topic.partitions.items():
+                now = (meta.leader, tuple(sorted(meta.isrs)))
+                if seen.get(p) != now:
+                    seen[p] = now
+                    self.changes.append((time.monotonic(), p, *now))
+
+    def between(self, since: float, until: float) -> list[str]:
+        return [
+            f"+{t - since:.1f}s p{p}: leader {leader} isr {','.join(map(str, isr))}"
+            for t, p, leader, isr in self.changes if since <= t < until
+        ]  # fmt: skip
+
+
 class Load(threading.Thread):
     def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
         super().__init__(daemon=True)
         self.topic, self.rate = topic, rate
         self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
         self.latencies: list[tuple[float, float]] = []  # (sent at, seconds to ack)
+        self.partitions: list[int] = []  # the partition of each acknowledged record
+        self.leaders = Leaders(bootstrap, topic)
         self.done = threading.Event()
 
     def run(self) -> None:
+        self.leaders.start()
         value, n, start = os.urandom(1024), 0, time.monotonic()
         while not self.done.is_set():
             while n < (time.monotonic() - start) * self.rate:
                 sent = time.monotonic()
                 self.producer.produce(
                     self.topic, value,
-                    on_delivery=lambda e, _m, s=sent: e or self.latencies.append(
-                        (s, time.monotonic() - s)),
+                    on_delivery=lambda e, m, s=sent: e or self.acked(s, m.partition()),
                 )  # fmt: skip
                 n += 1
             self.producer.poll(0.005)
         self.producer.flush(60)
+        self.leaders.done.set()
+
+    def acked(self, sent: float, partition: int) -> None:
+        self.latencies.append((sent, time.monotonic() - sent))
+        self.partitions.append(partition)
 
     def slowest(self, since: float, until: float, count: int = 12) -> list[str]:
-        """The slowest acknowledgements of the window: 'sent at +s: ms'."""
-        window = sorted(((d, s) for s, d in self.latencies if since <= s < until), reverse=True)
-        return [f"+{s - since:.1f}s: {1000 * d:.0f} ms" for d, s in window[:count]]
+        """The slowest acknowledgement of each partition in the window, slowest first:
+        'p<partition> sent at +s: ms'."""
+        worst: dict[int, tuple[float, float]] = {}
+        for (s, d), p in zip(self.latencies, self.partitions, strict=False):
+            if since <= s < until and d > worst.get(p, (0.0, 0.0))[0]:
+                worst[p] = (d, s)
+        ranked = sorted(worst.items(), key=lambda item: -item[1][0])
+        return [f"p{p} +{s - since:.1f}s: {1000 * d:.0f} ms" for p, (d, s) in ranked[:count]]
 
     def p99_ms(self, since: float, until: float) -> float:
         window = sorted(d for s, d in self.latencies if since <= s < until)
@@ -223,7 +276,8 @@ class Load(threading.Thread):
 
 
 def run_case(config: Path, label: str, goal: list[str], brokers: list[int], names: list[str],
-             jars: Path, load: Load, apply_args: tuple[str, ...] = ()) -> dict:  # fmt: skip
+             jars: Path, load: Load, apply_args: tuple[str, ...] = (),
+             kafka_first: bool = False, warm_up: bool = True) -> dict:  # fmt: skip
     settings = load_settings(config)
     cluster = settings.cluster("bench")
     with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
@@ -240,17 +294,13 @@ def run_case(config: Path, label: str, goal: list[str], brokers: list[int], name
         "kmigrate": score(model, mine, brokers),
         "kafka_generate": score(model, theirs, brokers),
     }
-    before_start = time.monotonic()
-    time.sleep(15)  # the producer's latency before the move
-    started = time.monotonic()
-    events = timed_apply(config, plan, started, *apply_args)
-    ended = time.monotonic()
-    result["apply_s"] = round(ended - started, 1)
-    result["p99_ms_before"] = load.p99_ms(before_start, started)
-    result["p99_ms_during"] = load.p99_ms(started, ended)
-    # where the slow acknowledgements fall, next to what the apply was doing then
-    result["slowest_acks"] = load.slowest(started, ended)
-    result["apply_events"] = events
+    before = {(p.topic, p.partition): p.replicas for p in model.partitions}
+    if warm_up:  # the first move on a fresh cluster pauses producers longest, by any tool
+        result["warm_up_s"] = warmed(config, plan, before)
+    if kafka_first:  # the other order: Kafka's tool first, then kmigrate
+        result["kafka_execute"] = same_plan_by_kafka(config, plan, jars, load)
+        moved_back(config, before, plan)
+    result.update(kmigrate_apply(config, plan, load, apply_args))
     with ClusterAdmin(cluster) as admin:
         left = [
             t.name for t in admin.list_topics()
@@ -260,34 +310,87 @@ def run_case(config: Path, label: str, goal: list[str], brokers: list[int], name
             if any("throttled" in k for k in admin.dynamic_configs("broker", str(b.node_id)))
         ]  # fmt: skip
     result["throttles_left"] = left
-    result["kafka_execute"] = same_plan_by_kafka(config, plan, model, events, jars, load)
+    if not kafka_first:
+        moved_back(config, before, plan)
+        result["kafka_execute"] = same_plan_by_kafka(config, plan, jars, load)
     print(label, json.dumps(result, indent=2), flush=True)
     return result
 
 
-def same_plan_by_kafka(
-    config: Path, plan: Path, model: Any, events: list[str], jars: Path, load: Load
-) -> dict:
-    """The plan moved back by kmigrate, then executed by Kafka's tool at kmigrate's
-    throttle, the producer measured as for kmigrate."""
-    cluster = load_settings(config).cluster("bench")
-    before = {(p.topic, p.partition): p.replicas for p in model.partitions}
+def warmed(config: Path, plan: Path, before: dict[tuple[str, int], tuple[int, ...]]) -> float:
+    """The plan applied by kmigrate and moved back, unmeasured; its seconds."""
+    started = time.monotonic()
+    timed_apply(config, plan, started, "--cluster", "bench")
     moved_back(config, before, plan)
-    said = [e for e in events if "throttle " in e and "MiB/s per broker" in e]
-    throttle = int(float(said[0].split("throttle ", 1)[1].split(" MiB/s")[0]) * MIB)
+    return round(time.monotonic() - started, 1)
+
+
+def kmigrate_apply(config: Path, plan: Path, load: Load, apply_args: tuple[str, ...]) -> dict:
+    """kmigrate applies ``plan`` (--throttle auto), the producer measured before and
+    during."""
+    before_start = time.monotonic()
+    time.sleep(15)  # the producer's latency before the move
+    started = time.monotonic()
+    events = timed_apply(config, plan, started, *apply_args)
+    ended = time.monotonic() + SETTLE_S
+    time.sleep(SETTLE_S)
+    return {
+        "apply_s": round(ended - started, 1),
+        "p99_ms_before": load.p99_ms(before_start, started),
+        "p99_ms_during": load.p99_ms(started, ended),
+        # where the slow acknowledgements fall, next to what the apply was doing then
+        "slowest_acks": load.slowest(started, ended),
+        "apply_events": events,
+        "leader_changes": load.leaders.between(started, ended),
+    }
+
+
+def same_plan_by_kafka(config: Path, plan: Path, jars: Path, load: Load) -> dict:
+    """Kafka's tool executes ``plan`` at the throttle kmigrate's ``auto`` picks for the
+    producer's rate, the producer measured as for kmigrate."""
+    cluster = load_settings(config).cluster("bench")
+    throttle = auto_rate(load.rate * 1024)
     quiet_start = time.monotonic()
     time.sleep(15)  # the producer's latency before the move, as for kmigrate
     started = time.monotonic()
     tool_events = kafka_execute(jars, cluster.bootstrap_servers, plan, throttle)
-    ended = time.monotonic()
+    verified = time.monotonic()
+    time.sleep(SETTLE_S)
+    executed = verified + SETTLE_S
+    # kmigrate's apply ends with the plan's preferred leaders elected; Kafka's tool
+    # leaves that to its leader-election tool (or auto.leader.rebalance, minutes later)
+    tool_events += kafka_elect(jars, cluster.bootstrap_servers, plan, started)
+    ended = time.monotonic() + SETTLE_S
+    time.sleep(SETTLE_S)
     return {
         "throttle_bytes_per_s": throttle,
-        "apply_s": round(ended - started, 1),
+        "apply_s": round(verified - started, 1),
         "p99_ms_before": load.p99_ms(quiet_start, started),
-        "p99_ms_during": load.p99_ms(started, ended),
-        "slowest_acks": load.slowest(started, ended),
+        "p99_ms_during": load.p99_ms(started, executed),
+        "slowest_acks": load.slowest(started, executed),
+        "with_election_s": round(ended - started, 1),
+        "p99_ms_with_election": load.p99_ms(started, ended),
+        "slowest_acks_with_election": load.slowest(started, ended),
         "events": tool_events,
+        "leader_changes": load.leaders.between(started, ended),
     }
+
+
+def kafka_elect(jars: Path, bootstrap: str, plan: Path, started: float) -> list[str]:
+    """`kafka-leader-election --election-type preferred` for the plan's partitions."""
+    partitions = WORK / f"{plan.stem}-elect.json"
+    partitions.write_text(json.dumps({"partitions": [
+        {"topic": p["topic"], "partition": p["partition"]}
+        for p in json.loads(plan.read_text())["partitions"]
+    ]}))  # fmt: skip
+    run = java(jars, "org.apache.kafka.tools.LeaderElectionCommand",
+               "--bootstrap-server", bootstrap, "--election-type", "preferred",
+               "--path-to-json-file", str(partitions))  # fmt: skip
+    text = run.communicate()[0].decode()
+    if run.returncode != 0:
+        raise SystemExit(f"kafka-leader-election failed: {text[-2000:]}")
+    said = " / ".join(line.strip()[:200] for line in text.splitlines() if line.strip())
+    return [f"+{time.monotonic() - started:.1f}s preferred leaders elected: {said}"]
 
 
 def main() -> None:
@@ -297,6 +400,10 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="1 KB records/s during moves")
     parser.add_argument("--max-moves", type=int, default=None,
                         help="kmigrate apply's --max-moves (default: its own)")  # fmt: skip
+    parser.add_argument("--no-warm-up", action="store_true",
+                        help="measure the first move on the fresh cluster")  # fmt: skip
+    parser.add_argument("--kafka-first", action="store_true",
+                        help="Kafka's tool runs each plan first")  # fmt: skip
     args = parser.parse_args()
     apply_args = ("--max-moves", str(args.max_moves)) if args.max_moves else ()
 
@@ -318,13 +425,31 @@ def main() -> None:
         load = Load(bootstrap, names[0], args.rate)
         load.start()
         results: dict = {**results_header(args.partitions), "topics": args.topics, "cases": {},
-                         "max_moves": args.max_moves}  # fmt: skip
+                         "max_moves": args.max_moves,
+                         "first": "kafka" if args.kafka_first else "kmigrate",
+                         "warm_up": not args.no_warm_up}  # fmt: skip
         manager.up(directory, manager.UpRequest(clusters=["bench"], brokers=5, racks=RACKS))
         results["cases"]["add_broker_5"] = run_case(
-            config, "add", ["--add-brokers", "5"], [1, 2, 3, 4, 5], names, jars, load, apply_args
+            config,
+            "add",
+            ["--add-brokers", "5"],
+            [1, 2, 3, 4, 5],
+            names,
+            jars,
+            load,
+            apply_args,
+            args.kafka_first,
         )
         results["cases"]["drain_broker_2"] = run_case(
-            config, "drain", ["--drain", "2"], [1, 3, 4, 5], names, jars, load, apply_args
+            config,
+            "drain",
+            ["--drain", "2"],
+            [1, 3, 4, 5],
+            names,
+            jars,
+            load,
+            apply_args,
+            args.kafka_first,
         )
         load.done.set()
         load.join(60)
@@ -332,7 +457,8 @@ def main() -> None:
             1000 * statistics.quantiles([d for _, d in load.latencies], n=100)[98], 1
         )
         # a run with another --max-moves is a comparison, not the benchmark page's table
-        prefix = f"reassign-max-moves-{args.max_moves}-" if args.max_moves else "reassign-"
+        prefix = "reassign-" + (f"max-moves-{args.max_moves}-" if args.max_moves else "")
+        prefix += "kafka-first-" if args.kafka_first else ""
         print(f"wrote {write_results(prefix, results)}")
     finally:
         if load is not None:

@@ -64,15 +64,24 @@ def skewed_cluster(
     return ClusterModel(nodes, tuple(made), "bench")
 
 
-def spread(counts: Spread, brokers: tuple[int, ...]) -> dict[str, int]:
+def spread(counts: Spread, brokers: tuple[int, ...]) -> dict[str, Any]:
     replicas = [counts.replicas.get(b, 0) for b in brokers]
     leaders = [counts.leaders.get(b, 0) for b in brokers]
-    return {"replicas": max(replicas) - min(replicas), "leaders": max(leaders) - min(leaders)}
+    sizes = [counts.bytes.get(b, 0) for b in brokers]
+    mean = sum(sizes) / len(sizes)
+    return {
+        "replicas": max(replicas) - min(replicas),
+        "leaders": max(leaders) - min(leaders),
+        # the broker furthest from the mean bytes, in % of the mean
+        "bytes_off_mean_pct": round(100 * max(abs(s - mean) for s in sizes) / mean, 1),
+    }
 
 
-def measure(module: ModuleType, model: ClusterModel, added: tuple[int, ...]) -> dict[str, Any]:
+def measure(
+    module: ModuleType, model: ClusterModel, added: tuple[int, ...], **goal: str
+) -> dict[str, Any]:
     wall, cpu = time.perf_counter(), time.process_time()
-    plan = module.plan_reassignment(model, module.Goal("add", brokers=added))
+    plan = module.plan_reassignment(model, module.Goal("add", brokers=added, **goal))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {
         "seconds": round(wall, 2),
@@ -128,7 +137,11 @@ def main() -> None:
     for brokers, added, racks, partitions in ((50, 10, 5, 33_334), (12, 2, 3, 5_000)):
         shape, model = case(brokers, added, racks, partitions)
         new = tuple(range(brokers - added + 1, brokers + 1))
-        row = {**shape, "planner": measure(planner, model, new)}
+        row = {
+            **shape,
+            "planner": measure(planner, model, new),
+            "replicas_only": measure(planner, model, new, balance="replicas"),
+        }
         if brokers == 12 and not args.no_before:
             row["before"] = {"commit": args.before_commit}
             row["before"] |= measure(planner_at(args.before_commit), model, new)

@@ -122,11 +122,11 @@ def blocks(*parts: str) -> str:
     return "\n\n".join(parts)
 
 
-def change(r: Result, key: str, what: str) -> str:
+def change(r: Result, key: str, what: str, digits: int = 0) -> str:
     """A spread before and after a plan, as "a → b"."""
     before = r.get(f"{key}.spread_before.{what}")
     after = r.get(f"{key}.spread_after.{what}")
-    return f"{num(before)} \u2192 {num(after)}"
+    return f"{num(before, digits)} \u2192 {num(after, digits)}"
 
 
 def machine(r: Result) -> str:
@@ -780,6 +780,43 @@ def reassign(results: list[Result]) -> str:
         caption(r, cmd, unrecorded),
         table(header, rows, "llrrrrrrrr"),
         "(spread: most minus fewest per broker after the plan.)",
+        _same_plan(cases, r.path),
+    )
+
+
+def _same_plan(cases: dict[str, Any], path: Path) -> str:
+    """kmigrate's apply beside Kafka's tool on the same plan file, same run."""
+    names = {"add_broker_5": "add a 5th broker", "drain_broker_2": "drain broker 2"}
+    rows = []
+    for key, case in cases.items():
+        x = Result("reassign", path, case)
+        rows.append(
+            [
+                names.get(key, key),
+                num(x.get("apply_s"), 1, " s"),
+                pair(x.get("p99_ms_before"), x.get("p99_ms_during"), 0, " ms"),
+                num(x.get("kafka_execute.apply_s"), 1, " s"),
+                pair(
+                    x.get("kafka_execute.p99_ms_before"),
+                    x.get("kafka_execute.p99_ms_during"),
+                    0,
+                    " ms",
+                ),
+                num(x.get("kafka_execute.p99_ms_with_election"), 0, " ms"),
+            ]
+        )
+    header = [
+        "case",
+        "kmigrate apply (leaders elected)",
+        "producer p99 before / during",
+        "`kafka-reassign-partitions --execute`",
+        "producer p99 before / during",
+        "then `kafka-leader-election`: p99",
+    ]
+    return (
+        "The same plan file run by Kafka's own tool in the same run, at the throttle "
+        "kmigrate chose, each from the same placement after a warm-up move:\n\n"
+        + table(header, rows, "lrrrrr")
     )
 
 
@@ -795,6 +832,7 @@ def reassign_scale(results: list[Result]) -> str:
         )
         for who, key in (
             ("planner", "planner"),
+            ("planner, `--balance replicas`", "replicas_only"),
             ("planner before (commit " + str(x.get("before.commit")) + ")", "before"),
         ):
             if x.get(key) is MISSING:
@@ -806,11 +844,23 @@ def reassign_scale(results: list[Result]) -> str:
                     num(x.get(f"{key}.seconds"), 2, " s"),
                     num(x.get(f"{key}.cpu_seconds"), 2, " s"),
                     num(x.get(f"{key}.replicas_moved")),
+                    num(x.get(f"{key}.gb_moved"), 1, " GB"),
                     change(x, key, "replicas"),
                     change(x, key, "leaders"),
+                    change(x, key, "bytes_off_mean_pct", 1),
                 ]
             )
-    header = ["case", "code", "wall", "CPU", "replicas moved", "replica spread", "leader spread"]
+    header = [
+        "case",
+        "code",
+        "wall",
+        "CPU",
+        "replicas moved",
+        "bytes moved",
+        "replica spread",
+        "leader spread",
+        "bytes: furthest broker from the mean, %",
+    ]
     goal = r.get("goal_s")
     met = r.get("goal_met")
     verdict = (
@@ -818,7 +868,7 @@ def reassign_scale(results: list[Result]) -> str:
         if goal is MISSING
         else f"\n\nGoal: the 50-broker plan under {num(goal)} s: **{'met' if met else 'missed'}**."
     )
-    return f"{caption(r, cmd, unrecorded)}\n\n{table(header, rows, 'llrrrrr')}{verdict}"
+    return f"{caption(r, cmd, unrecorded)}\n\n{table(header, rows, 'llrrrrrrr')}{verdict}"
 
 
 def killpoints(results: list[Result]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kmigrate.cli import render
+from kmigrate.cli import outages, render
 from kmigrate.cli.context import AppContext, cluster_admins, pass_app
 from kmigrate.cli.options import (
     confirm,
@@ -32,7 +32,6 @@ from kmigrate.groups.sync import SyncRound, follow
 from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.jsonable import to_jsonable
-from kmigrate.kafka.retry import WaitPolicy, duration_text
 from kmigrate.model.links import Link, compile_topics
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
@@ -312,16 +311,9 @@ def sync(
     store = store_for(app.settings)
     link = require_link(store, link_name)
     stop = threading.Event()
-    policy = WaitPolicy(
+    policy = outages.announced(
         max_unavailable,
-        on_wait=lambda o: render.progress(
-            f"{policy.who(o.cluster)} unavailable since {o.clock()}: {o.condition}; retrying "
-            f"(for up to {duration_text(max_unavailable)})"
-        ),
-        on_recover=lambda o: render.progress(
-            f"{policy.who(o.cluster)} available again after "
-            f"{duration_text(policy.lasted(o))}; syncing resumes"
-        ),
+        resumes="; syncing resumes",
         pause=lambda seconds: not stop.wait(seconds),
         roles={link.source: "source", link.target: "target"},
         resume_hint="run `kmigrate groups sync` again once it is back",

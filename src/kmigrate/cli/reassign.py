@@ -12,18 +12,31 @@ from pathlib import Path
 
 import click
 
-from kmigrate.cli import render
+from kmigrate.cli import outages, render
 from kmigrate.cli.context import AppContext, int_list, pass_app, plan_output_options
-from kmigrate.cli.options import confirm, confirm_options, json_option, topics_option
+from kmigrate.cli.options import (
+    confirm,
+    confirm_options,
+    json_option,
+    max_unavailable_option,
+    topics_option,
+)
 from kmigrate.cli.plan_output import writable
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError, ConflictError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.reassignments import Reassignments
+from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.reassign import execute, plan_file
 from kmigrate.reassign.model import Spread
 from kmigrate.reassign.observe import broker_bytes, read_cluster
-from kmigrate.reassign.planner import Goal, ReassignPlan, partitions_matching, plan_reassignment
+from kmigrate.reassign.planner import (
+    BALANCES,
+    Goal,
+    ReassignPlan,
+    partitions_matching,
+    plan_reassignment,
+)
 from kmigrate.reassign.report import status_json
 from kmigrate.reassign.throttles import parse_rate
 from kmigrate.store import reassignments as stored
@@ -66,6 +79,14 @@ def group() -> None:
     help="A kafka-reassign-partitions JSON file.",
 )
 @only_topics
+@click.option(
+    "--balance",
+    type=click.Choice(BALANCES),
+    default="bytes",
+    show_default=True,
+    help="bytes: replica counts even and every broker's bytes within 10% of the mean; "
+    "replicas: counts alone, the fewest moves.",
+)
 @plan_output_options
 @json_option
 @pass_app
@@ -79,21 +100,28 @@ def plan(
     fix_offline: bool,
     from_file: Path | None,
     topics: str | None,
+    balance: str,
     output: Path,
     force: bool,
     as_json: bool,
 ) -> None:
     """Write the fewest replica moves that reach ONE goal, with a summary. Nothing
     changes."""
+    add, drained = _ids(add_brokers, "--add-brokers"), _ids(drain, "--drain")
     candidates: list[tuple[Goal | None, object]] = [
-        (Goal("add", brokers=_ids(add_brokers, "--add-brokers"), topics=topics), add_brokers),
-        (Goal("drain", brokers=_ids(drain, "--drain"), topics=topics), drain),
-        (Goal("rebalance", topics=topics), rebalance),
+        (Goal("add", brokers=add, topics=topics, balance=balance), add_brokers),
+        (Goal("drain", brokers=drained, topics=topics, balance=balance), drain),
+        (Goal("rebalance", topics=topics, balance=balance), rebalance),
         (
-            Goal("replication-factor", replication_factor=replication_factor, topics=topics),
+            Goal(
+                "replication-factor",
+                replication_factor=replication_factor,
+                topics=topics,
+                balance=balance,
+            ),
             replication_factor,
         ),
-        (Goal("fix-offline", topics=topics), fix_offline),
+        (Goal("fix-offline", topics=topics, balance=balance), fix_offline),
         (plan_file.file_goal(from_file) if from_file else None, from_file),
     ]
     goals = [g for g, given in candidates if given and g is not None]
@@ -164,6 +192,7 @@ def _spread_table(before: Spread, after: Spread) -> None:
               help="Partitions in flight at once (with --wait).")  # fmt: skip
 @click.option("--wait", is_flag=True, help="Follow it to the end (progress, leaders, throttles).")
 @click.option("--resume", is_flag=True, help="Continue the cluster's reassignment under way.")
+@max_unavailable_option("15m")
 @json_option
 @pass_app
 def apply(
@@ -174,10 +203,17 @@ def apply(
     max_moves: int,
     wait: bool,
     resume: bool,
+    max_unavailable: float,
     as_json: bool,
 ) -> None:
-    """Submit the plan through KIP-455 with throttles on the moving replicas only."""
-    done = apply_plan(app, plan_path, cluster_name, parse_rate(throttle), max_moves, wait, resume)
+    """Submit the plan through KIP-455 with throttles on the moving replicas only.
+
+    With --wait, a cluster that stops answering (a broker restarting, a controller
+    election) is waited out for up to --max-unavailable; the moves go on meanwhile."""
+    done = apply_plan(
+        app, plan_path, cluster_name, parse_rate(throttle), max_moves, wait, resume,
+        max_unavailable,
+    )  # fmt: skip
     if as_json:
         render.print_json(done)
     elif done["state"] == "nothing-to-move":
@@ -197,9 +233,11 @@ def apply_plan(
     max_moves: int,
     wait: bool,
     resume: bool,
+    max_unavailable: float = 900.0,
 ) -> dict[str, object]:
     """Check the plan file, its cluster and the store, then submit (and with ``wait``
-    follow) it; ``throttle`` None: measured."""
+    follow) it; ``throttle`` None: measured. An outage shorter than ``max_unavailable``
+    seconds is waited out."""
     mine, moves = plan_file.load(plan_path)
     name = cluster_name or mine.get("cluster")
     if not name:
@@ -222,6 +260,7 @@ def apply_plan(
         render.StatusLine() as line,
     ):
         run = execute.Run(name, admin, kafka, store, moves, render.progress, line.update)
+        run.patiently = _patience(name, max_unavailable).run
         if resume:
             assert found is not None
             rate, max_moves = found.rate, found.max_moves
@@ -404,6 +443,17 @@ def _plan_and_apply(
     applied = apply_plan(app, path, cluster_name, throttle, 10, wait=True, resume=False)
     if flags.as_json:
         render.print_json(answer | {"applied": applied})
+
+
+def _patience(cluster: str, max_unavailable: float) -> WaitPolicy:
+    """Waits out an outage of ``cluster`` for up to ``max_unavailable`` seconds, saying
+    when it starts and ends."""
+    return outages.announced(
+        max_unavailable,
+        meanwhile="; the moves go on meanwhile",
+        resume_hint=f"the moves go on; `kmigrate reassign apply PLAN --resume --wait` "
+        f"or `kmigrate reassign status --cluster {cluster}` finishes the work",
+    )
 
 
 @dataclass(frozen=True)

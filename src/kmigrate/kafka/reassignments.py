@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import ClusterUnreachableError, ConflictError, KafkaOperationError
+from kmigrate.errors import (
+    ClusterUnavailableError,
+    ClusterUnreachableError,
+    ConflictError,
+    KafkaOperationError,
+)
 
 Key = tuple[str, int]
 # kafka-python logs every refused connection at ERROR; kmigrate reports failures itself.
@@ -62,11 +67,21 @@ class Reassignments:
         self._client.close()
 
     def _call(self, action: str, step: Any, *args: Any, **kwargs: Any) -> Any:
-        from kafka.errors import KafkaError
+        """``step``; a condition that passes (a timeout, a controller moving, a broker
+        restarting) becomes ClusterUnavailableError, which a long-running caller waits
+        out; any other failure, KafkaOperationError."""
+        from kafka.errors import KafkaError, UnknownTopicOrPartitionError
 
         try:
             return step(*args, **kwargs)
         except KafkaError as exc:
+            if exc.retriable and not isinstance(exc, UnknownTopicOrPartitionError):
+                raise ClusterUnavailableError(
+                    f"cluster '{self.cluster.name}': {action} did not complete "
+                    f"({type(exc).__name__}); try again once the cluster answers",
+                    cluster=self.cluster.name,
+                    condition=f"{action}: {type(exc).__name__}",
+                ) from None
             raise KafkaOperationError(
                 f"cluster '{self.cluster.name}': {action} failed ({type(exc).__name__}: {exc})"
             ) from None

@@ -41,6 +41,8 @@ class Run:
     moves: list[Move]
     report: Callable[[str], None]
     progress: Callable[[str], None] = lambda _text: None
+    # runs one round of the loop, waiting out a cluster that stops answering
+    patiently: Callable[[Callable[[], bool | None]], bool | None] = lambda step: step()
     rate_since: tuple[float, int] | None = None  # (when, MiB copied then) for the ETA
 
     @property
@@ -109,7 +111,18 @@ def measured_rate(run: Run, sample_s: float = 3.0) -> int:
 
 def drive(run: Run, max_moves: int, rate: int, wait: bool) -> bool:
     """Submit and follow the plan; True when every partition is done (then leaders
-    elected and throttles removed)."""
+    elected and throttles removed). Each round goes through ``run.patiently``, which
+    waits out a cluster that stops answering: a round can be repeated whole."""
+    while True:
+        outcome = run.patiently(lambda: _round(run, max_moves, rate, wait))
+        if outcome is not None:
+            return outcome
+        time.sleep(POLL_S)
+
+
+def _round(run: Run, max_moves: int, rate: int, wait: bool) -> bool | None:
+    """Finished partitions marked done and the room they left filled; True when all
+    are done (concluded), False when not following, None: look again later."""
     while True:
         states = stored.states(run.store, run.cluster)
         moving = [k for k, s in states.items() if s == "moving"]
@@ -132,9 +145,7 @@ def drive(run: Run, max_moves: int, rate: int, wait: bool) -> bool:
         if not moving and not pending:
             conclude(run, "done")
             return True
-        if not wait:
-            return False
-        time.sleep(POLL_S)
+        return None if wait else False
 
 
 def _start(run: Run, keys: list[Key], rate: int) -> None:

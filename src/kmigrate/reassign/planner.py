@@ -15,6 +15,10 @@ Steps, each touching only what it must:
    replicas moves to a broker below its share: the smallest (fewest bytes), and among
    replicas of about the same size (within 2x) a follower before the leader (a leader
    that moves away pauses the partition's producers when the move ends).
+   Then, unless the goal asks for replica counts alone, bytes: while a broker holds
+   more than 10 % above or below the mean bytes, a heavy and a light broker exchange
+   replicas (counts kept), fewest leaders and bytes moved first
+   (:mod:`kmigrate.reassign.byte_spread`).
 4. **Preferred leaders.** Replica lists are reordered (no data moves) so each broker
    is the first replica of the floor or ceiling of the average number of partitions.
 
@@ -36,11 +40,13 @@ from dataclasses import dataclass, field
 
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.reassign.balance import balance
+from kmigrate.reassign.byte_spread import spread_bytes
 from kmigrate.reassign.holdings import Holdings, fits
 from kmigrate.reassign.leaders import spread_leaders
 from kmigrate.reassign.model import ClusterModel, Partition, Spread
 
 GOALS = ("add", "drain", "rebalance", "replication-factor", "fix-offline", "file")
+BALANCES = ("bytes", "replicas")  # what step 3 evens out: counts and bytes, or counts
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class Goal:
     replication_factor: int | None = None
     topics: str | None = None  # a regex narrowing the partitions touched
     assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None  # file
+    balance: str = "bytes"  # or "replicas": counts only, the fewest moves
 
     def describe(self) -> str:
         what = {
@@ -105,6 +112,8 @@ class ReassignPlan:
 def plan_reassignment(model: ClusterModel, goal: Goal) -> ReassignPlan:
     if goal.kind not in GOALS:
         raise ConfigError(f"unknown goal '{goal.kind}' (one of {', '.join(GOALS)})")
+    if goal.balance not in BALANCES:
+        raise ConfigError(f"--balance {goal.balance}: one of {', '.join(BALANCES)}")
     touched = partitions_matching(model, goal.topics)
     eligible = _eligible(model, goal, touched)
     if goal.kind == "file":
@@ -114,7 +123,7 @@ def plan_reassignment(model: ClusterModel, goal: Goal) -> ReassignPlan:
         work = _Work(model, eligible, {p.key: list(p.replicas) for p in touched})
         work.required(goal)
         work.place()
-        work.balance()
+        work.balance(goal.balance == "bytes")
         work.leaders()
         result = {p.key: tuple(work.assignment[p.key]) for p in touched}
     moves = tuple(
@@ -298,12 +307,13 @@ class _Work:
         return {b: base + (1 if i < extra else 0) for i, b in enumerate(order)}
 
     # -- 3, 4
-    def balance(self) -> None:
-        balance(
-            Holdings(
-                self.assignment, self.eligible, self.rack, self.rack_count, self.sizes, self.leader
-            )
+    def balance(self, by_bytes: bool) -> None:
+        holdings = Holdings(
+            self.assignment, self.eligible, self.rack, self.rack_count, self.sizes, self.leader
         )
+        balance(holdings)
+        if by_bytes:
+            spread_bytes(holdings, {p.key: p.replicas for p in self.model.partitions})
 
     def leaders(self) -> None:
         spread_leaders(self.assignment, self.eligible)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -228,6 +231,47 @@ def _kill_resume_cancel(sandbox: Path, tmp_path: Path, topic: str) -> None:
     no_throttles(sandbox)
     after = {p: set(r) for p, r in replicas_of(sandbox, topic).items()}
     assert after == {p: set(r) for p, r in before.items()}, "a cancel leaves the replicas"
+
+
+def test_an_apply_rides_through_every_broker_killed_at_a_random_moment(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    """`apply --wait` while every broker is killed -9 at a seeded moment of the move and
+    started again: it waits the outage out, says so, and finishes the plan, throttles
+    gone, every acknowledged record read exactly once."""
+    topic = unique("outage")
+    _heavy_topic(sandbox, topic, 4, 8)
+    plan = tmp_path / "rf.json"
+    cli(sandbox, "reassign", "plan", "--cluster", "c", "--replication-factor", "2",
+        "--topics", topic, "-o", str(plan))  # fmt: skip
+    rng = seeded()
+    traffic, group = running(sandbox, topic)
+    argv = [sys.executable, "-m", "kmigrate", "--config", str(sandbox / "clusters.yaml"),
+            "reassign", "apply", str(plan), "--throttle", "2MB", "--max-moves", "2",
+            "--wait"]  # fmt: skip
+    apply = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(apply.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: any("moving" in line for line in lines), timeout=60,
+                 message=f"the apply starting to move: {lines}")  # fmt: skip
+        time.sleep(rng.uniform(0.0, 2.0))  # a random moment of the move, not a condition
+        ids = sorted(b.node_id for b in load_state(sandbox).clusters["c"].brokers)
+        for node_id in ids:
+            manager.stop_broker(sandbox, "c", node_id, kill=True)
+        manager.up(sandbox, manager.UpRequest(clusters=["c"], brokers=len(ids),
+                                              racks=RACKS[: len(ids)]))  # fmt: skip
+        assert apply.wait(timeout=240) == 0, "".join(lines)
+        reader.join(10)
+        said = "".join(lines)
+        assert "unavailable since" in said and "available again after" in said, said
+        assert all(len(r) == 2 for r in replicas_of(sandbox, topic).values())
+        no_throttles(sandbox)
+    finally:
+        if apply.poll() is None:
+            apply.kill()
+        accounted(sandbox, traffic, group, topic)
 
 
 def test_refusals_change_nothing_and_a_dead_brokers_replicas_move(

@@ -56,6 +56,7 @@ from kmigrate.reassign.observe import read_cluster
 from kmigrate.reassign.throttles import auto_rate
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.state import load_state
 
 RACKS = ["a", "b", "a", "b", "a"]
 # Records sent this long after a tool returns still count as sent during its move: the
@@ -120,6 +121,23 @@ def timed_apply(config: Path, plan: Path, started: float, *extra: str) -> list[s
     if proc.wait() != 0:
         raise SystemExit(f"reassign apply failed: {events[-3:]}")
     return events
+
+
+def tuned(directory: Path, configs: dict[str, str], brokers: int) -> None:
+    """``configs`` appended to every broker's server.properties that lacks them (static
+    broker configs such as replica.fetch.backoff.ms), those brokers restarted."""
+    if not configs:
+        return
+    cluster = load_state(directory).clusters["bench"]
+    for broker in cluster.brokers:
+        props = manager.broker_properties(directory, cluster, broker)
+        text = props.read_text()
+        missing = {k: v for k, v in configs.items() if f"\n{k}=" not in text}
+        if missing:
+            props.write_text(text + "".join(f"\n{k}={v}" for k, v in missing.items()) + "\n")
+            manager.stop_broker(directory, "bench", broker.node_id, kill=True)  # holds no data yet
+    manager.up(directory, manager.UpRequest(clusters=["bench"], brokers=brokers,
+                                            racks=RACKS[:brokers]))  # fmt: skip
 
 
 def skewed_topics(bootstrap: str, topics: int, partitions: int) -> list[str]:
@@ -191,12 +209,16 @@ def score(
     def spread(counter: Counter) -> int:
         return max(counter[b] for b in brokers) - min(counter[b] for b in brokers)
 
+    mean = sum(size[b] for b in brokers) / len(brokers)
+
     return {
         "replicas_moved": moved,
         "mib_moved": round(moved_bytes / MIB, 1),
         "replica_spread": spread(replicas),
         "leader_spread": spread(leaders),
         "mib_spread": round(spread(size) / MIB, 1),
+        # the broker furthest from the mean bytes, in % of the mean
+        "bytes_off_mean_pct": round(100 * max(abs(size[b] - mean) for b in brokers) / mean, 1),
     }
 
 
@@ -402,14 +424,18 @@ def main() -> None:
                         help="kmigrate apply's --max-moves (default: its own)")  # fmt: skip
     parser.add_argument("--no-warm-up", action="store_true",
                         help="measure the first move on the fresh cluster")  # fmt: skip
+    parser.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a static broker config for every broker (repeatable)")  # fmt: skip
     parser.add_argument("--kafka-first", action="store_true",
                         help="Kafka's tool runs each plan first")  # fmt: skip
     args = parser.parse_args()
     apply_args = ("--max-moves", str(args.max_moves)) if args.max_moves else ()
+    configs = dict(item.split("=", 1) for item in args.broker_config)
 
     shutil.rmtree(WORK, ignore_errors=True)
     directory = WORK / "sandbox"
     manager.up(directory, manager.UpRequest(clusters=["bench"], brokers=4, racks=RACKS[:4]))
+    tuned(directory, configs, 4)
     load = None
     try:
         config = directory / "clusters.yaml"
@@ -427,8 +453,9 @@ def main() -> None:
         results: dict = {**results_header(args.partitions), "topics": args.topics, "cases": {},
                          "max_moves": args.max_moves,
                          "first": "kafka" if args.kafka_first else "kmigrate",
-                         "warm_up": not args.no_warm_up}  # fmt: skip
+                         "warm_up": not args.no_warm_up, "broker_configs": configs}  # fmt: skip
         manager.up(directory, manager.UpRequest(clusters=["bench"], brokers=5, racks=RACKS))
+        tuned(directory, configs, 5)
         results["cases"]["add_broker_5"] = run_case(
             config,
             "add",
@@ -456,10 +483,12 @@ def main() -> None:
         results["p99_ms_all"] = round(
             1000 * statistics.quantiles([d for _, d in load.latencies], n=100)[98], 1
         )
-        # a run with another --max-moves is a comparison, not the benchmark page's table
-        prefix = "reassign-" + (f"max-moves-{args.max_moves}-" if args.max_moves else "")
-        prefix += "kafka-first-" if args.kafka_first else ""
-        print(f"wrote {write_results(prefix, results)}")
+        # a variant's results carry a suffix: the benchmark page shows the plain runs
+        suffix = f"-max-moves-{args.max_moves}" if args.max_moves else ""
+        suffix += "-kafka-first" if args.kafka_first else ""
+        suffix += "-tuned" if configs else ""
+        suffix += "-no-warm-up" if args.no_warm_up else ""
+        print(f"wrote {write_results('reassign-', results, suffix)}")
     finally:
         if load is not None:
             load.done.set()

@@ -729,7 +729,10 @@ def gateway_migration(results: list[Result]) -> str:
 
 
 def reassign(results: list[Result]) -> str:
-    r = results[-1]
+    # a variant (a name with a suffix: -tuned, -kafka-first, ...) is a comparison for
+    # bench/README, not the page's table
+    plain = [x for x in results if not NAME.match(x.path.name)["suffix"]]  # type: ignore[index]
+    r = (plain or results)[-1]
     cmd, unrecorded = command(
         "bench/reassign.py",
         [("--topics", r.get("topics")), ("--partitions", r.get("partitions")), ("--rate", MISSING)],
@@ -818,6 +821,34 @@ def _same_plan(cases: dict[str, Any], path: Path) -> str:
         "kmigrate chose, each from the same placement after a warm-up move:\n\n"
         + table(header, rows, "lrrrrr")
     )
+
+
+def leader_change(results: list[Result]) -> str:
+    """Per setting of replica.fetch.backoff.ms, each election's longest producer waits."""
+    r = results[-1]
+    cmd, unrecorded = command("bench/leader_change.py", [("--rate", r.get("rate"))])
+    rows = []
+    settings = r.get("settings") if isinstance(r.get("settings"), dict) else {}
+    for name, elections in settings.items():
+        for i, e in enumerate(elections if isinstance(elections, list) else []):
+            x = Result("leader-change", r.path, e)
+            rows.append(
+                [
+                    f"`replica.fetch.backoff.ms` {name}" if i == 0 else "",
+                    "1 (fresh cluster)" if i == 0 else str(i + 1),
+                    num(x.get("librdkafka_longest_ms"), 0, " ms"),
+                    num(x.get("librdkafka_median_partition_ms"), 0, " ms"),
+                    num(x.get("java_longest_ms"), 0, " ms"),
+                ]
+            )
+    header = [
+        "brokers",
+        "election",
+        "librdkafka: slowest partition",
+        "librdkafka: median partition",
+        "Kafka's Java producer: longest",
+    ]
+    return blocks(caption(r, cmd, unrecorded), table(header, rows, "llrrr"))
 
 
 def reassign_scale(results: list[Result]) -> str:
@@ -959,6 +990,7 @@ RENDERERS: dict[str, Callable[[list[Result]], str]] = {
     "gateway-migration": gateway_migration,
     "reassign": reassign,
     "reassign-scale": reassign_scale,
+    "leader-change": leader_change,
     "killpoints": killpoints,
     "cli-help": cli_help,
 }

@@ -5,6 +5,7 @@ ACLs, no leaked secrets."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from tests.helpers import run_cli, unique, wait_for
+from tests.integration.cli_contract.harness import Ran, run_in
 
 
 def _config(state: SandboxState) -> str:
@@ -216,3 +218,100 @@ def _client_allowed_only_by_an_acl(state: SandboxState) -> None:
 
     wait_for(lambda: writes(allowed), timeout=30, message="the WRITE ACL to take effect")
     assert not writes(closed), "a user without an ACL wrote (allow.everyone must be off)"
+
+
+def test_scram_users_move_with_their_passwords_and_log_in_on_the_target(
+    secure: SandboxState, tmp_path: Path
+) -> None:
+    """`users copy` creates the source's SCRAM users on the target from a password file:
+    the target lists them with the same mechanism and iterations, a client logs in there
+    with the password, a user without one is listed (exit 1), and no output shows a
+    password."""
+    config = _config(secure)
+    locked = load_settings(config).cluster("locked")
+    user, other, password = unique("mover"), unique("nopass"), "Pw-" + unique("x")
+    with ClusterAdmin(locked) as admin:
+        admin.upsert_scram_credential(user, "SCRAM-SHA-512", 8192, password)
+        admin.upsert_scram_credential(user, "SCRAM-SHA-256", 4096, password)
+        admin.upsert_scram_credential(other, "SCRAM-SHA-512", 8192, "Pw-unused-7")
+    passwords = tmp_path / "passwords"
+    passwords.write_text(f"# for the move\n{user}={password}\n")
+    passwords.chmod(0o600)
+
+    def kmigrate(*argv: str) -> Ran:  # in-process: a subprocess adds nothing here
+        return run_in(tmp_path, ["--config", config, *argv])
+
+    args = ("users", "copy", "--source", "locked", "--target", "vault", "--passwords",
+            str(passwords))  # fmt: skip
+    dry = kmigrate(*args, "--dry-run")
+    with ClusterAdmin(load_settings(config).cluster("vault")) as vault:
+        assert user not in vault.scram_credentials(), "a dry run creates nothing"
+    done = kmigrate(*args, "--json")
+    assert done.code == 1, done.stderr  # `other` has no password: listed, not created
+    answer = json.loads(done.stdout)
+    assert [c["user"] for c in answer["no_password"]] == [other]
+    assert sorted(c["mechanism"] for c in answer["created"]) == ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+    with ClusterAdmin(load_settings(config).cluster("vault")) as vault:
+        assert vault.scram_credentials()[user] == ["SCRAM-SHA-256/4096", "SCRAM-SHA-512/8192"]
+    vault_admin = load_settings(config).cluster("vault")
+    login = {**vault_admin.properties, "sasl.username": user, "sasl.password": password}
+    as_user = vault_admin.model_copy(update={"properties": login, "timeout_s": 5})
+    with ClusterAdmin(as_user) as admin:
+        admin.describe_cluster()  # SCRAM login with the copied password
+    again = kmigrate(*args)
+    assert again.code == 1 and "already there" in again.stdout, again.stdout
+    for ran in (dry, done, again):
+        assert password not in ran.stdout + ran.stderr
+
+
+def test_acls_are_planned_under_the_principals_the_map_gives_and_work_on_the_target(
+    secure: SandboxState, tmp_path: Path
+) -> None:
+    """`plan new --principal-map`: a topic's ACL for `User:<old>` on the source is planned
+    (and copied, as `migrate start` copies it) for `User:<new>`, who can then write on
+    the target; an ACL whose principal the map drops is listed with why, not planned."""
+    from kmigrate.migration.acls import copy_acls
+    from kmigrate.migration.plan import load_plan
+
+    config = _config(secure)
+    settings = load_settings(config)
+    topic, old, new, gone = unique("remap"), unique("old"), unique("new"), unique("gone")
+    password = "Pw-" + unique("n")
+    write = AclEntry("TOPIC", topic, "LITERAL", f"User:{old}", "*", "WRITE", "ALLOW")
+    dropped = AclEntry("TOPIC", topic, "LITERAL", f"User:{gone}", "*", "READ", "ALLOW")
+    with ClusterAdmin(settings.cluster("locked")) as locked:
+        locked.create_topic(topic, 1)
+        locked.create_acls([write, dropped])
+    rules = tmp_path / "map.yaml"
+    rules.write_text(
+        f"principals:\n  - from: 'User:{old}'\n    to: 'User:{new}'\n"
+        f"  - match: 'User:(gone-.*)'\n    to: null\n"
+    )
+    plan_path = tmp_path / "plan.yaml"
+    made = run_in(tmp_path, ["--config", config, "plan", "new", "--source", "locked", "--target",
+                             "vault", "--topics", topic, "--principal-map", str(rules),
+                             "-o", str(plan_path)])  # fmt: skip
+    assert made.code == 0, made.stderr
+    plan = load_plan(plan_path)
+    assert [(a.principal, a.operation) for a in plan.acls] == [(f"User:{new}", "WRITE")]
+    assert [(a.principal, a.reason) for a in plan.acls_not_copied] == [
+        (f"User:{gone}", "the principal map gives this principal no principal on the target")
+    ]
+
+    with ClusterAdmin(settings.cluster("vault")) as vault:
+        vault.create_topic(topic, 1)
+        vault.upsert_scram_credential(new, "SCRAM-SHA-512", 8192, password)
+        created, problem = copy_acls(vault, [a.entry() for a in plan.acls])
+        assert problem is None and [a.principal for a in created] == [f"User:{new}"]
+    admin_login = settings.cluster("vault")
+    login = {**admin_login.properties, "sasl.username": new, "sasl.password": password}
+    as_new = admin_login.model_copy(update={"properties": login, "timeout_s": 5})
+
+    def new_can_write() -> bool:
+        try:
+            produce(as_new, topic, [Record(None, b"remapped", partition=0)])
+            return True
+        except AuthorizationError:
+            return False  # the ACL reaches every broker a moment later
+
+    wait_for(new_can_write, timeout=30, message=f"User:{new} writing to {topic} on the target")

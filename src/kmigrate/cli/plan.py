@@ -13,7 +13,9 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
 from kmigrate.cli.options import duration_option, groups_option, json_option, topics_option
 from kmigrate.cli.plan_output import writable
+from kmigrate.config import read_user_file
 from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.identity.principals import parse_map
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan, mirror_rate
@@ -87,6 +89,12 @@ class Size(click.ParamType):  # type: ignore[type-arg]  # generic only in click 
     type=click.FloatRange(1),
     help="Records/s the mirror copies (default: the link's measured rate, else assumed).",
 )
+@click.option(
+    "--principal-map",
+    "map_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="YAML rules renaming ACL principals for the target (User:alice -> User:alice@CORP).",
+)
 @json_option
 @pass_app
 def new(
@@ -103,6 +111,7 @@ def new(
     wave_bytes: int,
     wave_duration: float,
     mirror_rate: float | None,
+    map_path: Path | None,
     as_json: bool,
 ) -> None:
     """Write an editable plan: topics with partitions and configs, groups with members and
@@ -124,6 +133,9 @@ def new(
                 f"--via-gateway needs clusters.yaml 'gateway:' with group_home: {target} "
                 f"(it is {home or 'not configured'})"
             )
+    principals = (
+        parse_map(read_user_file(map_path, "--principal-map"), str(map_path)) if map_path else None
+    )
     rate, rate_from = mirror_rate_for(app, name or default_link_name(source, target), mirror_rate)
     with ClusterAdmin(app.cluster(source)) as admin:
         plan = new_plan(
@@ -135,6 +147,7 @@ def new(
             name=name,
             bounds=Bounds(wave_bytes, wave_duration, rate),
             rate_from=rate_from,
+            principals=principals,
         )
     plan = plan.model_copy(update={"via_gateway": via_gateway})
     output.write_text(plan.to_yaml(str(output)))

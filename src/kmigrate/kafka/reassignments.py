@@ -7,22 +7,14 @@ in and out, errors translated to kmigrate's once, here.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kmigrate.config import ClusterConfig
-from kmigrate.errors import (
-    ClusterUnavailableError,
-    ClusterUnreachableError,
-    ConflictError,
-    KafkaOperationError,
-)
+from kmigrate.errors import ConflictError
+from kmigrate.kafka.python_admin import KafkaPythonAdmin
 
 Key = tuple[str, int]
-# kafka-python logs every refused connection at ERROR; kmigrate reports failures itself.
-logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -32,59 +24,8 @@ class Ongoing:
     removing: tuple[int, ...]
 
 
-class Reassignments:
-    def __init__(self, cluster: ClusterConfig) -> None:
-        self.cluster = cluster
-        conf = cluster.as_librdkafka()
-        options: dict[str, Any] = {
-            "bootstrap_servers": cluster.bootstrap_servers.split(","),
-            "client_id": "kmigrate-reassign",
-            "request_timeout_ms": int(cluster.timeout_s * 1000) + 5000,
-        }
-        protocol = conf.get("security.protocol", "PLAINTEXT").upper()
-        if protocol != "PLAINTEXT":
-            options["security_protocol"] = protocol
-            options["sasl_mechanism"] = conf.get("sasl.mechanism", "PLAIN").upper()
-            options["sasl_plain_username"] = conf.get("sasl.username")
-            options["sasl_plain_password"] = conf.get("sasl.password")
-        # kafka-python: imported here, not at start-up (`kmigrate reassign --help`).
-        from kafka.admin import KafkaAdminClient
-        from kafka.errors import KafkaError
-
-        try:
-            self._client = KafkaAdminClient(**options)
-        except KafkaError:
-            raise ClusterUnreachableError(
-                f"cannot reach cluster '{cluster.name}' at {cluster.bootstrap_servers}",
-                cluster=cluster.name,
-                condition="no broker reachable",
-            ) from None
-
-    def __enter__(self) -> Reassignments:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._client.close()
-
-    def _call(self, action: str, step: Any, *args: Any, **kwargs: Any) -> Any:
-        """``step``; a condition that passes (a timeout, a controller moving, a broker
-        restarting) becomes ClusterUnavailableError, which a long-running caller waits
-        out; any other failure, KafkaOperationError."""
-        from kafka.errors import KafkaError, UnknownTopicOrPartitionError
-
-        try:
-            return step(*args, **kwargs)
-        except KafkaError as exc:
-            if exc.retriable and not isinstance(exc, UnknownTopicOrPartitionError):
-                raise ClusterUnavailableError(
-                    f"cluster '{self.cluster.name}': {action} did not complete "
-                    f"({type(exc).__name__}); try again once the cluster answers",
-                    cluster=self.cluster.name,
-                    condition=f"{action}: {type(exc).__name__}",
-                ) from None
-            raise KafkaOperationError(
-                f"cluster '{self.cluster.name}': {action} failed ({type(exc).__name__}: {exc})"
-            ) from None
+class Reassignments(KafkaPythonAdmin):
+    CLIENT_ID = "kmigrate-reassign"
 
     def submit(self, moves: Mapping[Key, Iterable[int] | None]) -> None:
         """Start (replica list) or cancel (None) the reassignment of each partition."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kmigrate.errors import ConfigError
+from kmigrate.identity.principals import PrincipalMap
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import NOT_TOPIC_OR_GROUP, acl_support, split_acls
 from kmigrate.migration.plan import (
@@ -22,6 +23,8 @@ from kmigrate.model.cluster import TopicInfo
 from kmigrate.model.links import compile_topics, default_link_name
 from kmigrate.model.migrations import SwitchOrder
 
+UNMAPPED = "the principal map gives this principal no principal on the target"
+
 
 def new_plan(
     source: ClusterAdmin,
@@ -33,6 +36,7 @@ def new_plan(
     name: str | None,
     bounds: Bounds | None = None,
     rate_from: str = "assumed",
+    principals: PrincipalMap | None = None,
 ) -> Plan:
     """The plan for ``topics`` (and the ``groups`` that read them) as the source is now;
     with ``bounds``, cut into waves when it does not fit in one (see `waves`)."""
@@ -49,7 +53,9 @@ def new_plan(
     ]
     names = [t.name for t in planned_topics]
     planned_groups = _groups(source, group_re, names) if group_re else []
-    acls, skipped = _acls(source, names, [g.name for g in planned_groups])
+    acls, skipped = _acls(
+        source, names, [g.name for g in planned_groups], principals or PrincipalMap()
+    )
     sizing, waves = (
         _waves(source, described, planned_groups, bounds, rate_from) if bounds else (None, [])
     )
@@ -125,13 +131,22 @@ def _groups(
 
 
 def _acls(
-    source: ClusterAdmin, topics: list[str], groups: list[str]
+    source: ClusterAdmin, topics: list[str], groups: list[str], principals: PrincipalMap
 ) -> tuple[list[PlannedAcl], list[SkippedAcl]]:
+    """The ACLs to copy, principals as the map names them on the target; one the map
+    gives no principal there is listed with why, not copied."""
     support = acl_support(source)
     if support.acls is None:
         return [], []
     chosen, skipped = split_acls(support.acls, topics, groups)
+    planned, unmapped = [], []
+    for a in chosen:
+        principal = principals.apply(a.principal)
+        if principal is None:
+            unmapped.append(SkippedAcl(**vars(a), reason=UNMAPPED))
+        else:
+            planned.append(PlannedAcl(**(vars(a) | {"principal": principal})))
     return (
-        [PlannedAcl(**vars(a)) for a in chosen],
-        [SkippedAcl(**vars(a), reason=NOT_TOPIC_OR_GROUP) for a in skipped],
+        planned,
+        [SkippedAcl(**vars(a), reason=NOT_TOPIC_OR_GROUP) for a in skipped] + unmapped,
     )

@@ -41,7 +41,8 @@ def test_quotas_arrive_on_the_target_as_kafkas_tool_reads_them(
     _quotas(jars, clusters.source)
     config_command(jars, clusters.target, "--alter", "--add-config", "consumer_byte_rate=777",
                    "--entity-type", "clients", "--entity-name", "target-only")  # fmt: skip
-    before = quotas(jars, clusters.target)
+    with ClientQuotas(clusters.target) as on_target:
+        before = on_target.describe()
 
     def kmigrate(*argv: str) -> Ran:
         return run_in(tmp_path, ["--config", str(clusters.config_path), *argv])
@@ -50,7 +51,8 @@ def test_quotas_arrive_on_the_target_as_kafkas_tool_reads_them(
     dry = kmigrate("quotas", "copy", *pair, "--dry-run", "--json")
     assert dry.code == 0, dry.stderr
     assert len(json.loads(dry.stdout)["set"]) == 5
-    assert quotas(jars, clusters.target) == before, "a dry run changes nothing"
+    with ClientQuotas(clusters.target) as on_target:
+        assert on_target.describe() == before, "a dry run changes nothing"
 
     done = kmigrate("quotas", "copy", *pair, "--json")
     assert done.code == 0, done.stderr

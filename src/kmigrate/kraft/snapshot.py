@@ -6,9 +6,9 @@ cluster-wide default). A group with members consumes meanwhile, so its offsets m
 grow; an idle group's must read the same. It reads as the client clusters.yaml
 configures: what ACLs hide from that principal it cannot compare.
 
-Client quotas are compared too when someone read them (``quotas``): confluent-kafka has
-no DescribeClientQuotas, so ``take`` leaves them empty (the kill-point sweep reads them
-with Kafka's own ConfigCommand)."""
+Client quotas are compared too (``quotas``: every entity and value, read through
+kmigrate.kafka.quotas, as confluent-kafka has no DescribeClientQuotas; the kill-point
+sweep reads them with Kafka's own ConfigCommand instead)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.quotas import ClientQuotas, entity_text
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,22 @@ def take(admin: ClusterAdmin) -> Snapshot:
         active=sorted(active),
         scram=admin.scram_credentials(),
         brokers=admin.broker_configs([b.node_id for b in admin.describe_cluster().brokers]),
+        quotas=_quotas(admin),
     )
+
+
+def _quotas(admin: ClusterAdmin) -> dict[str, dict[str, str]]:
+    """Every client quota: "user 'alice', client-id 'app'" -> quota -> value."""
+    with ClientQuotas(admin.cluster) as quotas:
+        found = quotas.describe()
+    return {
+        entity_text(entity): {k: _number(v) for k, v in sorted(values.items())}
+        for entity, values in sorted(found.items(), key=lambda item: entity_text(item[0]))
+    }
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _acls(admin: ClusterAdmin) -> list[str]:

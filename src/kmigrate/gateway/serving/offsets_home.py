@@ -85,31 +85,20 @@ async def _matched(
 
 async def learned(backend: Backend, name: str, at_least: int = 1) -> None:
     """Return once ``backend``'s metadata shows ``name`` with ``at_least`` partitions,
-    each with a leader, or after a few tries: a broker learns what its controller did a
-    moment later, and the gateway answers partitions from what brokers say. (Answered
-    before the leaders were known, a client's next Metadata could find a partition
-    without one, and some clients do not ask twice: librdkafka's DeleteRecords.)"""
-    await _learned_count(backend, name, at_least, leaders=True)
+    or after a few tries: a broker learns what its controller did a moment later, and
+    the gateway answers partitions from what brokers say."""
+    await _learned_count(backend, name, at_least)
 
 
-def _all_led(backend: Backend, name: str, count: int) -> bool:
-    found = (backend.view.leaders.get((name, p)) for p in range(count))
-    return all(leader is not None and leader.broker >= 0 for leader in found)
-
-
-async def _learned_count(
-    backend: Backend, name: str, at_least: int = 1, *, leaders: bool = False
-) -> int | None:
+async def _learned_count(backend: Backend, name: str, at_least: int = 1) -> int | None:
     """``name``'s partition count as ``backend``'s metadata says (a new topic may take
-    a moment to reach every broker's metadata); with ``leaders``, once every partition
-    has one too."""
+    a moment to reach every broker's metadata)."""
     for attempt in range(_LEARN_TRIES):
         try:
             await backend.refresh()
         except BackendUnavailable:
             return None
-        count = backend.view.partitions.get(name, 0)
-        if count >= at_least and (not leaders or _all_led(backend, name, count)):
-            return count
+        if backend.view.partitions.get(name, 0) >= at_least:
+            return backend.view.partitions[name]
         await asyncio.sleep(0.05 * (attempt + 1))
     return backend.view.partitions.get(name)

@@ -85,7 +85,7 @@ def copy(
     if not dry_run and not plan.empty:
         with ClientQuotas(pair[1]) as quotas:
             quotas.alter(plan.writes)
-    left = [] if dry_run else differences(remapped(_read(pair[0]), principals)[0], _read(pair[1]))
+    left = [] if dry_run else differences(wanted, _read(pair[1]))
     answer = _plan_json(plan) | {
         "source": source, "target": target, "dry_run": dry_run, "not_copied": lost
     }  # fmt: skip

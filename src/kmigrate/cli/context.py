@@ -28,6 +28,12 @@ class AppContext:
     def cluster(self, name: str) -> ClusterConfig:
         return self.settings.cluster(name)
 
+    def pair(self, source: str, target: str) -> tuple[ClusterConfig, ClusterConfig]:
+        """Two configured clusters a command copies between; one named twice is refused."""
+        if source == target:
+            raise ConfigError(f"--source and --target are both '{source}'; give two clusters")
+        return self.cluster(source), self.cluster(target)
+
 
 pass_app = click.make_pass_decorator(AppContext)
 F = TypeVar("F", bound=Callable[..., Any])

@@ -10,7 +10,6 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.config import ClusterConfig, read_user_file
-from kmigrate.errors import ConfigError
 from kmigrate.identity.principals import PrincipalMap, parse_map
 from kmigrate.identity.quotas import QuotaPlan, differences, number, plan_quotas, remapped
 from kmigrate.kafka.quotas import ClientQuotas, Entity, entity_text
@@ -79,7 +78,7 @@ def copy(
     quotas are copied under the names the map gives; a user it gives no name on the
     target is listed, not copied."""
     principals = _map(map_path)
-    pair = _clusters(app, source, target)
+    pair = app.pair(source, target)
     wanted, lost = remapped(_read(pair[0]), principals)
     plan = plan_quotas(wanted, _read(pair[1]))
     if not dry_run and not plan.empty:
@@ -122,7 +121,7 @@ def compare(
     are listed, not counted), user names as --principal-map gives them. Exit 0: it
     does; 1: it does not."""
     principals = _map(map_path)
-    pair = _clusters(app, source, target)
+    pair = app.pair(source, target)
     before, after = remapped(_read(pair[0]), principals)[0], _read(pair[1])
     found = differences(before, after)
     only = plan_quotas(before, after).only_target
@@ -148,12 +147,6 @@ def _map(path: Path | None) -> PrincipalMap:
     if path is None:
         return PrincipalMap()
     return parse_map(read_user_file(path, "--principal-map"), str(path))
-
-
-def _clusters(app: AppContext, source: str, target: str) -> tuple[ClusterConfig, ClusterConfig]:
-    if source == target:
-        raise ConfigError(f"--source and --target are both '{source}'; give two clusters")
-    return app.settings.cluster(source), app.settings.cluster(target)
 
 
 def _read(cluster: ClusterConfig) -> dict[Entity, dict[str, float]]:

@@ -11,7 +11,6 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.config import read_user_file
-from kmigrate.errors import ConfigError
 from kmigrate.identity.users import Credential, credentials, parse_passwords, plan_users
 from kmigrate.kafka.admin import ClusterAdmin
 
@@ -71,9 +70,7 @@ def copy(
     Users the target already has with that mechanism are left alone (--replace sets
     them). A user with no password in the file is listed and the command exits 1."""
     passwords, loose = _passwords(passwords_path)
-    if source == target:
-        raise ConfigError(f"--source and --target are both '{source}'; give two clusters")
-    source_cfg, target_cfg = app.settings.cluster(source), app.settings.cluster(target)
+    source_cfg, target_cfg = app.pair(source, target)
     if loose:  # said once the input is known good: an error stays one line
         render.progress(f"warning: {passwords_path} can be read by other users; chmod 600 it")
     with ClusterAdmin(source_cfg) as s, ClusterAdmin(target_cfg) as t:

@@ -68,6 +68,34 @@ def _joined(value: Any) -> Any:
     return value
 
 
+class SchemaRegistryConfig(_Strict):
+    """A Schema Registry that speaks Confluent's REST API, paired with one cluster."""
+
+    url: str
+    """The registry's base URL, `http://host:port` or `https://...` (a path prefix is kept)."""
+    basic_auth_user_info: SecretStr | None = None
+    """`user:password` for HTTP basic authentication (write the password as `${ENV}`)."""
+    ca_file: str | None = None
+    """CA certificates (PEM) an `https` registry's certificate must chain to."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds to wait for one answer of the registry."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        scheme, _, rest = value.partition("://")
+        if scheme not in ("http", "https") or not rest.strip("/"):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("basic_auth_user_info")
+    @classmethod
+    def _user_and_password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and ":" not in value.get_secret_value():
+            raise ValueError("must be user:password")
+        return value
+
+
 class ClusterConfig(_Strict):
     """How to reach one Kafka cluster."""
 
@@ -83,6 +111,9 @@ class ClusterConfig(_Strict):
     """Unused (kmigrate has no Java client); still accepted."""
     timeout_s: float = Field(default=10.0, gt=0)
     """Seconds to wait for the cluster to answer before it counts as unreachable."""
+    schema_registry: SchemaRegistryConfig | None = None
+    """The Schema Registry the cluster's producers and consumers use, if any
+    (`kmigrate schemas`, and verify's schema-id check)."""
 
     _join_servers = field_validator("bootstrap_servers", mode="before")(_joined)
 
@@ -101,6 +132,11 @@ class ClusterConfig(_Strict):
         """Each file the client properties name (CA, certificate, key) exists."""
         plain = {k: v for k, v in self.properties.items() if isinstance(v, str)}
         check_files(f"cluster '{self.name}'", plain)
+        registry = self.schema_registry
+        if registry and registry.ca_file and not Path(registry.ca_file).exists():
+            raise ConfigError(
+                f"cluster '{self.name}': schema_registry.ca_file {registry.ca_file} does not exist"
+            )
 
     def redacted_properties(self) -> dict[str, str]:
         """The client properties with every secret replaced, safe to print."""

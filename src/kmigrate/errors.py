@@ -7,6 +7,7 @@
     │   ├── ClusterUnavailableError    unavailable      3   (passes on its own: retried
     │   │   └── ClusterUnreachableError unreachable    3    by long-running processes)
     │   ├── OutageTooLongError         outage           3
+    │   ├── RegistryRefusedError       schema-registry  3
     │   ├── AuthenticationError        authentication   3
     │   └── AuthorizationError         authorization    3
     ├── NotFoundError                  not-found        4
@@ -98,6 +99,18 @@ class OutageTooLongError(ClusterError):
     """A cluster stayed unavailable past the process's deadline (--max-unavailable)."""
 
     code = "outage"
+
+
+class RegistryRefusedError(ClusterError):
+    """A Schema Registry answered a request with an error of its own (HTTP status and
+    Confluent's error code kept for callers that expect one)."""
+
+    code = "schema-registry"
+
+    def __init__(self, message: str, *, status: int, error_code: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_code = error_code
 
 
 class AuthenticationError(ClusterError):

@@ -40,6 +40,7 @@ COMMANDS = {
     "brokers": ("kmigrate.cli.reassign:brokers_group", "Add, drain or list brokers."),
     "quotas": ("kmigrate.cli.quotas:group", "Client quotas: list, copy, compare."),
     "users": ("kmigrate.cli.users:group", "SCRAM users: list, create on another cluster."),
+    "schemas": ("kmigrate.cli.schemas:group", "Schema Registry: copy with the same ids, compare."),
     "serve": ("kmigrate.cli.serve:command", "Web console, REST API and metrics."),
 }
 
@@ -51,7 +52,7 @@ GLOBAL_FLAGS = ("-v", "--verbose")
 EXIT_CODES = """\b
 Exit codes:
   0  done (a listing with nothing in it too)
-  1  verify, quotas compare: the two sides differ; users copy: some not created
+  1  verify, quotas/schemas compare: the two sides differ; users copy: some not created
   2  configuration or usage: fix the command line or clusters.yaml
   3  cluster unreachable, credentials rejected, not authorized, or unavailable too long
   4  a named topic, group, link, plan or operation does not exist

@@ -1,0 +1,1 @@
+"""Schema Registries (Confluent REST API): reading and writing schemas, ids, settings."""

@@ -1,0 +1,1 @@
+"""Schema Registry contents moved with the data: subjects, versions and ids, settings."""

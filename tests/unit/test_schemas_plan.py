@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.registry.client import Reference, Schema, SchemaVersion
+from kmigrate.model.schemas import Reference, Schema, SchemaVersion
 from kmigrate.schemas.plan import RegistryView, differences, plan_copy, same_schema
 
 

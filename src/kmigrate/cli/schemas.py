@@ -9,7 +9,8 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.errors import ConflictError
-from kmigrate.registry.client import SchemaRegistry, SchemaVersion
+from kmigrate.model.schemas import SchemaVersion
+from kmigrate.registry.client import SchemaRegistry
 from kmigrate.schemas.copy import apply, read_view
 from kmigrate.schemas.plan import CopyPlan, RegistryView, differences, plan_copy
 

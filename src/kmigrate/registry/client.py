@@ -16,7 +16,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from kmigrate.config import ClusterConfig
@@ -27,41 +26,12 @@ from kmigrate.errors import (
     ConfigError,
     RegistryRefusedError,
 )
+from kmigrate.model.schemas import Reference, Schema, SchemaVersion
 
 # Confluent's error codes for "no such thing" (subject, version, schema, subject-level
 # compatibility, subject-level mode).
 _ABSENT = {40401, 40402, 40403, 40408, 40409}
 _READERS = 8  # concurrent requests when reading many versions one by one
-
-
-@dataclass(frozen=True, order=True)
-class Reference:
-    """A schema's reference to another subject's version (Avro named types, Protobuf
-    imports, JSON Schema $refs)."""
-
-    name: str
-    subject: str
-    version: int
-
-
-@dataclass(frozen=True)
-class Schema:
-    """A schema as a registry stores it under one id."""
-
-    schema_type: str  # AVRO, PROTOBUF or JSON
-    text: str
-    references: tuple[Reference, ...] = ()
-
-
-@dataclass(frozen=True)
-class SchemaVersion:
-    """One version of one subject, and the id its schema has."""
-
-    subject: str
-    version: int
-    id: int
-    schema: Schema
-    deleted: bool = False  # soft-deleted: hidden from lookups, its id still resolves
 
 
 class SchemaRegistry:

@@ -26,13 +26,13 @@ def read_view(registry: SchemaRegistry) -> RegistryView:
     versions = registry.versions()
     subjects = sorted({v.subject for v in versions})
     with ThreadPoolExecutor(_READERS) as pool:
-        levels = list(pool.map(registry.compatibility, subjects))
-        modes = list(pool.map(registry.mode, subjects))
+        levels = dict(zip(subjects, pool.map(registry.compatibility, subjects), strict=True))
+        modes = dict(zip(subjects, pool.map(registry.mode, subjects), strict=True))
     return RegistryView(
         tuple(versions),
         registry.compatibility(),
-        {s: c for s, c in zip(subjects, levels, strict=True) if c},
-        {s: m for s, m in zip(subjects, modes, strict=True) if m},
+        {s: level for s, level in levels.items() if level},
+        {s: mode for s, mode in modes.items() if mode},
     )
 
 
@@ -59,8 +59,8 @@ def apply(target: SchemaRegistry, plan: CopyPlan, progress: Progress) -> None:
     finally:
         for subject in importing:
             target.set_mode(plan.modes.get(subject), subject)
-    for subject, level in plan.compatibility.items():
-        target.set_compatibility(level, subject)
+    for where, level in plan.compatibility.items():
+        target.set_compatibility(level, where)
     for subject, mode in plan.modes.items():
         if subject not in importing:
             target.set_mode(mode, subject)

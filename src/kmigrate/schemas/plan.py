@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kmigrate.registry.client import Schema, SchemaVersion
+from kmigrate.model.schemas import Schema, SchemaVersion
 
 IMPORT = "IMPORT"
 

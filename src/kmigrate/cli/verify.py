@@ -22,6 +22,7 @@ from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
 from kmigrate.verify.job import Sides, plan_position, read_start_file, verify
 from kmigrate.verify.report import VerifyReport, record_json, report_json
+from kmigrate.verify.schema_ids import UNKNOWN
 
 EXIT_DIFFERS = 1
 
@@ -143,11 +144,28 @@ def show_report(report: VerifyReport) -> None:
             render.out.print(f"\n{p.topic}[{p.partition}]: {p.message}", markup=False)
             for side, rec in (("source", d.source_record), ("target", d.target_record)):
                 render.out.print(f"  {side}: {_brief(rec)}", markup=False)
+    _show_schemas(report)
     verdict = "match" if report.ok else "DIFFER"
     mb = report.bytes / 1e6
     render.out.print(
         f"\n{verdict}: {report.count('match')} of {len(report.partitions)} partition(s) "
         f"identical, {report.records:,} records, {mb:,.1f} MB compared in {report.seconds:.1f} s",
+        markup=False,
+    )
+
+
+def _show_schemas(report: VerifyReport) -> None:
+    check = report.schemas
+    if not check.checked:
+        render.out.print(f"\nschema ids: not checked ({check.reason})", markup=False)
+        return
+    for result in check.problems:
+        render.out.print(f"\n{result.describe()}", markup=False)
+    shown = sum(1 for r in check.ids if r.status != UNKNOWN)
+    render.out.print(
+        f"\nschema ids: {shown} carried by the records, "
+        + (f"{len(check.problems)} not resolving alike" if check.problems else "all resolve alike")
+        + " on both registries",
         markup=False,
     )
 

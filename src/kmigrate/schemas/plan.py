@@ -15,12 +15,10 @@ writes, which is the operator's call during a migration).
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kmigrate.model.schemas import Schema, SchemaVersion
+from kmigrate.model.schemas import Schema, SchemaVersion, same_schema, schema_key
 
 IMPORT = "IMPORT"
 
@@ -60,21 +58,6 @@ class CopyPlan:
     @property
     def empty(self) -> bool:
         return not (self.register or self.delete or self.compatibility or self.modes)
-
-
-def same_schema(a: Schema, b: Schema) -> bool:
-    """Whether two registries hold the same schema: JSON texts (Avro, JSON Schema) compared
-    as parsed JSON, since registries may store them with other spacing."""
-    return schema_key(a) == schema_key(b)
-
-
-def schema_key(schema: Schema) -> tuple[object, ...]:
-    """Equal for the same schema, whatever spacing or key order its JSON text has."""
-    text = schema.text.strip()
-    if schema.schema_type in ("AVRO", "JSON"):
-        with contextlib.suppress(ValueError):
-            text = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
-    return (schema.schema_type, text, tuple(sorted(schema.references)))
 
 
 def plan_copy(source: RegistryView, target: RegistryView) -> CopyPlan:

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
 
 from kmigrate.config import ClusterConfig
+from kmigrate.model.schemas import framed_id
 from kmigrate.spark.kafka_range import OffsetRange, RangeReadError, read_range
 from kmigrate.spark.kafka_ranges import RangesReader
 from kmigrate.spark.tasks import run_tasks
@@ -92,6 +93,7 @@ class DigestTask:
     partition: int
     span: Span
     limit: int | None = None
+    schema_ids: bool = False  # also note the schema ids keys and values carry
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,15 @@ class DigestResult:
     topic: str
     partition: int
     chunks: list[Chunk]
+    # (schema id, "key" or "value") -> the first offset whose key or value carries it
+    schema_ids: dict[tuple[int, str], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Digests:
+    chunks: dict[tuple[str, str, int], list[Chunk]]  # per (side, topic, partition)
+    # per (side, topic, partition): (schema id, "key" or "value") -> its first offset
+    schema_ids: dict[tuple[str, str, int], dict[tuple[int, str], int]]
 
 
 def digest_ranges(tasks: Iterable[DigestTask]) -> Iterator[DigestResult]:
@@ -139,6 +150,7 @@ class _Digest:
         self.first = self.last = -1
         self.size = 0
         self.left = task.limit
+        self.ids: dict[tuple[int, str], int] | None = {} if task.schema_ids else None
 
     def add(self, read: list[Any]) -> bool:
         """Fingerprint ``read``; True once the range's ``limit`` is reached."""
@@ -164,7 +176,18 @@ class _Digest:
                 self.size = 0
         if messages:
             self.last = messages[-1].offset()
+            if self.ids is not None:
+                self._note_ids(messages)
         return self.left == 0
+
+    def _note_ids(self, messages: list[Any]) -> None:
+        ids = self.ids
+        assert ids is not None
+        for message in messages:
+            for part, data in (("key", message.key()), ("value", message.value())):
+                found = framed_id(data)
+                if found is not None and (found, part) not in ids:
+                    ids[(found, part)] = message.offset()
 
     def result(self) -> DigestResult:
         if self.prints:
@@ -172,7 +195,7 @@ class _Digest:
             self.chunks.append(last)
             self.prints = []
         task = self.task
-        return DigestResult(task.side, task.topic, task.partition, self.chunks)
+        return DigestResult(task.side, task.topic, task.partition, self.chunks, self.ids or {})
 
 
 def _chunk(index: int, first: int, last: int, prints: list[bytes], size: int) -> Chunk:
@@ -184,21 +207,34 @@ def chunk_digests(
     spark: SparkContext,
     sides: Mapping[str, tuple[ClusterConfig, Mapping[TopicPartition, Span]]],
     limits: Mapping[tuple[str, str, int], int] | None = None,
-) -> dict[tuple[str, str, int], list[Chunk]]:
+    schema_ids: Collection[str] = (),
+) -> Digests:
     """Chunk digests per (side, topic, partition), every side in one Spark job.
 
-    ``limits`` caps the records read on a (side, topic, partition).
+    ``limits`` caps the records read on a (side, topic, partition); on the sides named in
+    ``schema_ids`` the same pass notes the schema ids records carry.
     """
     limits = limits or {}
     tasks = [
-        DigestTask(side, cluster.as_librdkafka(), tp[0], tp[1], span, limits.get((side, *tp)))
+        DigestTask(
+            side,
+            cluster.as_librdkafka(),
+            tp[0],
+            tp[1],
+            span,
+            limits.get((side, *tp)),
+            side in schema_ids,
+        )
         for side, (cluster, spans) in sides.items()
         for tp, span in spans.items()
         if span.size > 0
     ]
     sizes = [t.span.size if t.limit is None else min(t.limit, t.span.size) for t in tasks]
     results = run_tasks(spark, digest_ranges, tasks, sizes, description="kmigrate verify")
-    return {(r.side, r.topic, r.partition): r.chunks for r in results}
+    return Digests(
+        {(r.side, r.topic, r.partition): r.chunks for r in results},
+        {(r.side, r.topic, r.partition): r.schema_ids for r in results if r.schema_ids},
+    )
 
 
 def read_records(

@@ -88,6 +88,12 @@ def render_html(report: VerifyReport) -> str:
                 f'<p class="note">{escape(p["topic"])}[{p["partition"]}] '
                 f"{escape(note.describe())}</p>"
             )
+    schemas = report.schemas
+    schema_lines = (
+        [f'<p class="schema-id">{escape(r.describe())}</p>' for r in schemas.problems]
+        if schemas.checked
+        else [f"<p>Not checked: {escape(schemas.reason)}.</p>"]
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>kmigrate verify: {escape(report.source_cluster)} → {escape(report.target_cluster)}</title>
@@ -109,5 +115,7 @@ def render_html(report: VerifyReport) -> str:
 </table>
 <h2>Differences and ranges not compared</h2>
 {"".join(details) or "<p>None.</p>"}
+<h2 id="schemas">Schema ids</h2>
+{"".join(schema_lines) or "<p>Every schema id the records carry resolves alike on both registries.</p>"}
 </body></html>
 """

@@ -21,6 +21,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import Gap, Link, TopicState
+from kmigrate.registry.client import SchemaRegistry
 from kmigrate.spark.session import Starting
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
@@ -35,7 +36,7 @@ from kmigrate.verify.compare import (
     first_difference,
     first_differing_chunk,
 )
-from kmigrate.verify.fingerprint import chunk_digests, read_records
+from kmigrate.verify.fingerprint import Digests, chunk_digests, read_records
 from kmigrate.verify.ranges import (
     PartitionCheck,
     Span,
@@ -53,6 +54,7 @@ from kmigrate.verify.report import (
     SideResult,
     VerifyReport,
 )
+from kmigrate.verify.schema_ids import SchemaCheck, judge, uses_by_id
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -190,8 +192,10 @@ def _one_line(exc: Exception) -> str:
 
 def run_checks(
     spark: SparkContext, checks: list[PartitionCheck], sides: Sides, progress: Progress
-) -> list[PartitionResult]:
-    """Digest both sides of every check on Spark, then locate each difference."""
+) -> tuple[list[PartitionResult], SchemaCheck]:
+    """Digest both sides of every check on Spark, then locate each difference; the same
+    pass finds the schema ids the target's records carry, checked on both registries."""
+    unchecked = _why_no_schema_check(sides)
     source_spans = {(c.topic, c.partition): c.source for c in checks if c.source and c.source.size}
     target_spans = {(c.topic, c.partition): c.target for c in checks if c.target and c.target.size}
     tails = {(c.topic, c.partition): c for c in checks if c.tail is not None}
@@ -212,9 +216,31 @@ def run_checks(
             "target-tail": (sides.target, target_tails),
         },
         limits={("source-tail", *tp): span.size for tp, span in target_tails.items()},
+        schema_ids=() if unchecked else ("target",),
     )
-    results = [_judge(c, digests, sides, progress) for c in checks]
-    return _recheck_retention(results, checks, sides)
+    results = [_judge(c, digests.chunks, sides, progress) for c in checks]
+    schemas = (
+        SchemaCheck(False, unchecked) if unchecked else _check_schema_ids(digests, sides, progress)
+    )
+    return _recheck_retention(results, checks, sides), schemas
+
+
+def _why_no_schema_check(sides: Sides) -> str:
+    """Why the schema ids cannot be checked ("" when they can: both name a registry)."""
+    missing = [c.name for c in (sides.source, sides.target) if c.schema_registry is None]
+    if not missing:
+        return ""
+    return f"cluster {' and '.join(repr(m) for m in missing)} name(s) no schema_registry"
+
+
+def _check_schema_ids(digests: Digests, sides: Sides, progress: Progress) -> SchemaCheck:
+    found = {(t, p): ids for (side, t, p), ids in digests.schema_ids.items() if side == "target"}
+    uses = uses_by_id(found)
+    if uses:
+        progress(f"looking up {len(uses)} schema id(s) on both registries")
+    source = SchemaRegistry(sides.source).schemas(uses)
+    target = SchemaRegistry(sides.target).schemas(uses)
+    return judge(uses, source, target)
 
 
 def _judge(
@@ -405,7 +431,7 @@ def verify(
     checks = plan()
     if not checks:
         raise ConfigError("nothing to verify: no partition matches (is the link mirroring?)")
-    results = run_checks(spark.get(), checks, sides, progress)
+    results, schemas = run_checks(spark.get(), checks, sides, progress)
     return VerifyReport(
         mode,
         link,
@@ -414,4 +440,5 @@ def verify(
         int(started * 1000),
         time.time() - started,
         tuple(results),
+        schemas,
     )

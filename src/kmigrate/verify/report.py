@@ -3,11 +3,12 @@ docs/how-to/verify.md documents them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kmigrate.verify.compare import Difference, RecordView, SideDigest
 from kmigrate.verify.ranges import Note, Span
+from kmigrate.verify.schema_ids import SchemaCheck
 
 MATCH = "match"
 MISMATCH = "mismatch"
@@ -46,10 +47,12 @@ class VerifyReport:
     started_ms: int
     seconds: float
     partitions: tuple[PartitionResult, ...]
+    schemas: SchemaCheck = field(default_factory=lambda: SchemaCheck(False, "not asked"))
 
     @property
     def ok(self) -> bool:
-        return not any(p.status in (MISMATCH, CHANGED_DURING_CHECK) for p in self.partitions)
+        differ = any(p.status in (MISMATCH, CHANGED_DURING_CHECK) for p in self.partitions)
+        return not differ and not self.schemas.problems
 
     def count(self, status: str) -> int:
         return sum(1 for p in self.partitions if p.status == status)
@@ -120,6 +123,27 @@ def report_json(report: VerifyReport) -> dict[str, Any]:
             "changed_during_check": report.count(CHANGED_DURING_CHECK),
             "records": report.records,
             "bytes": report.bytes,
+        },
+        "schemas": {
+            "checked": report.schemas.checked,
+            "not_checked_because": report.schemas.reason or None,
+            "problems": len(report.schemas.problems),
+            "ids": [
+                {
+                    "id": r.schema_id,
+                    "status": r.status,
+                    "first_uses": [
+                        {
+                            "topic": u.topic,
+                            "partition": u.partition,
+                            "offset": u.offset,
+                            "part": u.part,
+                        }
+                        for u in r.uses
+                    ],
+                }
+                for r in report.schemas.ids
+            ],
         },
         "partitions": [
             {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.model.schemas import Reference, Schema, SchemaVersion
-from kmigrate.schemas.plan import RegistryView, differences, plan_copy, same_schema
+from kmigrate.model.schemas import Reference, Schema, SchemaVersion, same_schema
+from kmigrate.schemas.plan import RegistryView, differences, plan_copy
 
 
 def avro(name: str, *refs: Reference) -> Schema:

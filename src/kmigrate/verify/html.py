@@ -116,6 +116,6 @@ def render_html(report: VerifyReport) -> str:
 <h2>Differences and ranges not compared</h2>
 {"".join(details) or "<p>None.</p>"}
 <h2 id="schemas">Schema ids</h2>
-{"".join(schema_lines) or "<p>Every schema id the records carry resolves alike on both registries.</p>"}
+{"".join(schema_lines) or "<p>Every schema id the records carry resolves alike.</p>"}
 </body></html>
 """

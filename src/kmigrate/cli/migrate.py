@@ -125,7 +125,8 @@ def _session(
 @json_option
 @pass_app
 def start(app: AppContext, plan_file: Path, wave: int | None, as_json: bool) -> None:
-    """Check the plan, copy its ACLs and start mirroring its topics (safe to run again)."""
+    """Check the plan, copy its ACLs, quotas and schemas, and start mirroring its topics
+    (safe to run again)."""
     plan = load_plan(plan_file)
     only = None if wave is None else in_wave(plan, "topic", wave, str(plan_file))
     store = store_for(app.settings)
@@ -143,7 +144,12 @@ def start(app: AppContext, plan_file: Path, wave: int | None, as_json: bool) -> 
         render.out.print(f"migration {plan.name}: mirror resumed")
     else:
         render.out.print(f"migration {plan.name}: already started; see `kmigrate migrate status`")
-    render.out.print(f"ACLs copied: {len(result.acls_copied)}")
+    render.out.print(
+        f"ACLs copied: {len(result.acls_copied)}; quota entities set: {result.quotas_set}"
+        + (f"; schema versions registered: {result.schemas_registered}" if plan.schemas else "")
+    )
+    for line in plan.quotas_not_copied:
+        render.out.print(f"[yellow]quota not copied[/yellow]: {line}", soft_wrap=True)
     if result.acl_problem:
         render.out.print(f"[yellow]ACLs not copied[/yellow]: {result.acl_problem}")
     for acl in plan.acls_not_copied:

@@ -148,6 +148,7 @@ def new(
             bounds=Bounds(wave_bytes, wave_duration, rate),
             rate_from=rate_from,
             principals=principals,
+            target_cluster=app.cluster(target),
         )
     plan = plan.model_copy(update={"via_gateway": via_gateway})
     output.write_text(plan.to_yaml(str(output)))
@@ -159,15 +160,19 @@ def new(
                 "topics": len(plan.topics),
                 "groups": len(plan.groups),
                 "acls": len(plan.acls),
+                "quotas": len(plan.quotas),
+                "schema_versions": plan.schemas.versions if plan.schemas else None,
                 "waves": [w.model_dump(mode="json") for w in plan.waves],
             }
         )
         return
     show_waves(plan)
     waves = f", {len(plan.waves)} waves" if plan.waves else ""
+    schemas = f", {plan.schemas.versions} schema version(s)" if plan.schemas else ""
     render.out.print(
         f"wrote {output}: {len(plan.topics)} topic(s), {len(plan.groups)} group(s), "
-        f"{len(plan.acls)} ACL(s) to copy{waves}; review it, then: kmigrate plan check {output}",
+        f"{len(plan.acls)} ACL(s), {len(plan.quotas)} quota entit(ies){schemas} to copy{waves}; "
+        f"review it, then: kmigrate plan check {output}",
         soft_wrap=True,
     )
 

@@ -3,7 +3,8 @@
 Checks the plan against both clusters: the source topics still have the planned
 partition counts, no target topic conflicts (another link's, a different partition
 count, records that belong to no link), groups read only planned topics and do not
-already consume on the target, the target can take the ACLs, and source retention
+already consume on the target, the target can take the ACLs, the target's Schema
+Registry holds no other schema under the source's ids, and source retention
 leaves the mirror time to catch up at the measured (or assumed) copy rate. A plan cut
 in waves gets each wave's copy and catch-up time.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import acl_support
+from kmigrate.migration.identity import schema_problems
 from kmigrate.migration.plan import Plan
 from kmigrate.store import Store
 from kmigrate.store.links import owner_of
@@ -79,6 +81,7 @@ def check_plan(
     present = _check_topics(plan, store, source, target, report, started[0])
     _check_groups(plan, source, target, report, started[1])
     _check_acls(plan, source, target, report)
+    report.problems += schema_problems(plan, source.cluster, target.cluster)
     _rate(plan, store, mirror_rate, report)
     if present:
         _check_catch_up(plan, source, present, sample_s, report)

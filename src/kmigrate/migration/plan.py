@@ -78,6 +78,31 @@ class SkippedAcl(PlannedAcl):
     reason: str
 
 
+class QuotaEntity(_Strict):
+    type: Literal["user", "client-id", "ip"]
+    name: str | None = None  # None: the default of that kind
+
+
+class PlannedQuota(_Strict):
+    """One client-quota entity and its values, set on the target by `migrate start`."""
+
+    entity: list[QuotaEntity] = Field(min_length=1, max_length=2)
+    values: dict[str, float] = Field(min_length=1)
+
+    def key(self) -> tuple[tuple[str, str | None], ...]:
+        return tuple((e.type, e.name) for e in self.entity)
+
+
+class PlannedSchemas(_Strict):
+    """Whether `migrate start` copies the source's Schema Registry to the target's, with
+    the same ids (both clusters name a registry in clusters.yaml)."""
+
+    enabled: bool = True
+    # What the source's registry held when the plan was written (for review).
+    subjects: int = Field(default=0, ge=0)
+    versions: int = Field(default=0, ge=0)
+
+
 class PlannedWave(_Strict):
     number: int = Field(gt=0)
     topics: list[str] = Field(min_length=1)
@@ -119,6 +144,9 @@ class Plan(_Strict):
     groups: list[PlannedGroup] = Field(default_factory=list)
     acls: list[PlannedAcl] = Field(default_factory=list)
     acls_not_copied: list[SkippedAcl] = Field(default_factory=list)
+    quotas: list[PlannedQuota] = Field(default_factory=list)
+    quotas_not_copied: list[str] = Field(default_factory=list)
+    schemas: PlannedSchemas | None = None
     # Optional (plans written before waves, or that fit in one, have none).
     wave_sizing: WaveSizing | None = None
     waves: list[PlannedWave] = Field(default_factory=list)

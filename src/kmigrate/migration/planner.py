@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 
-from kmigrate.errors import ConfigError
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import AuthorizationError, ConfigError
 from kmigrate.identity.principals import PrincipalMap
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import NOT_TOPIC_OR_GROUP, acl_support, split_acls
+from kmigrate.migration.identity import planned_quotas, planned_schemas
 from kmigrate.migration.plan import (
     Plan,
     PlannedAcl,
     PlannedGroup,
+    PlannedQuota,
     PlannedTopic,
     PlannedWave,
     SkippedAcl,
@@ -37,6 +40,7 @@ def new_plan(
     bounds: Bounds | None = None,
     rate_from: str = "assumed",
     principals: PrincipalMap | None = None,
+    target_cluster: ClusterConfig | None = None,
 ) -> Plan:
     """The plan for ``topics`` (and the ``groups`` that read them) as the source is now;
     with ``bounds``, cut into waves when it does not fit in one (see `waves`)."""
@@ -59,6 +63,8 @@ def new_plan(
     sizing, waves = (
         _waves(source, described, planned_groups, bounds, rate_from) if bounds else (None, [])
     )
+    quotas, quotas_lost = _quotas(source.cluster, principals or PrincipalMap())
+    schemas = planned_schemas(source.cluster, target_cluster) if target_cluster else None
     return Plan(
         name=name or default_link_name(src, target),
         source=src,
@@ -68,9 +74,23 @@ def new_plan(
         groups=planned_groups,
         acls=acls,
         acls_not_copied=skipped,
+        quotas=quotas,
+        quotas_not_copied=quotas_lost,
+        schemas=schemas,
         wave_sizing=sizing,
         waves=waves,
     )
+
+
+def _quotas(
+    source: ClusterConfig, principals: PrincipalMap
+) -> tuple[list[PlannedQuota], list[str]]:
+    """The source's client quotas; none, with the reason, when the source does not let
+    kmigrate read them (it then copies none: the plan says so)."""
+    try:
+        return planned_quotas(source, principals)
+    except AuthorizationError as exc:
+        return [], [f"the source's quotas were not read: {exc.message}"]
 
 
 def _waves(

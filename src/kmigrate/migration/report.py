@@ -61,4 +61,7 @@ def start_json(plan: Plan, result: StartResult) -> dict[str, Any]:
         "acls_copied": result.acls_copied,
         "acl_problem": result.acl_problem,
         "acls_not_copied": [a.model_dump() for a in plan.acls_not_copied],
+        "quotas_set": result.quotas_set,
+        "quotas_not_copied": plan.quotas_not_copied,
+        "schemas_registered": result.schemas_registered,
     }

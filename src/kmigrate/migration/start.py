@@ -1,4 +1,5 @@
-"""`migrate start PLAN`: check the plan, record the migration, copy ACLs, start the mirror.
+"""`migrate start PLAN`: check the plan, record the migration, copy ACLs, quotas and
+schemas, start the mirror.
 
 Safe to run again: after a crash it resumes (restarts a dead mirror, finishes an
 interrupted start), after a rollback it starts the rolled-back topics again.
@@ -15,6 +16,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
 from kmigrate.migration.acls import copy_acls
 from kmigrate.migration.check import CheckReport, check_plan
+from kmigrate.migration.identity import copy_quotas, copy_schemas
 from kmigrate.migration.mirroring import ensure_mirror, mirror_running, mirrored_topics
 from kmigrate.migration.plan import Plan
 from kmigrate.migration.session import Migration, Report, Step, locked
@@ -31,6 +33,8 @@ class StartResult:
     check: CheckReport
     acls_copied: list[AclEntry] = field(default_factory=list)
     acl_problem: str | None = None
+    quotas_set: int = 0
+    schemas_registered: int = 0
     mirror_restarted: bool = False
 
 
@@ -105,6 +109,10 @@ def _start(
         with step.acting():
             result.acls_copied, result.acl_problem = copy_acls(
                 target, [a.entry() for a in plan.acls]
+            )
+            result.quotas_set = copy_quotas(target.cluster, plan)
+            result.schemas_registered = copy_schemas(
+                plan, settings.cluster(plan.source), target.cluster, report
             )
             ensure_mirror(m, mirrored_topics(m, also=todo), report)
             linked = {t.topic for t in link_topics_of(store, m.name)}

@@ -73,12 +73,16 @@ class Migration:
         )
 
     def stop_mirror(self) -> None:
-        """Stop the detached mirror this migration started (by its pid)."""
-        run = get_run(store_for(load_settings(self.config)), self.name)
-        if run is None or not pid_alive(run.pid):
-            return
-        os.kill(run.pid, signal.SIGTERM)
-        wait_for(lambda: not pid_alive(run.pid), timeout=120, message="mirror stopped")
+        stop_mirror(self.config, self.name)
+
+
+def stop_mirror(config: Path, name: str) -> None:
+    """Stop the detached mirror migration ``name`` started (by its pid)."""
+    run = get_run(store_for(load_settings(config)), name)
+    if run is None or not pid_alive(run.pid):
+        return
+    os.kill(run.pid, signal.SIGTERM)
+    wait_for(lambda: not pid_alive(run.pid), timeout=120, message="mirror stopped")
 
 
 def new_migration(

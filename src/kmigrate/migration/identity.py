@@ -1,0 +1,91 @@
+"""What a migration carries besides topics, groups and ACLs: client quotas and the
+Schema Registry.
+
+`plan new` writes the source's quotas into the plan (user names as the principal map
+gives them on the target) and, when both clusters name a registry, that the schemas are
+copied; the operator reviews and edits both like the rest of the plan. `plan check` and
+`migrate start` refuse a target registry that conflicts with the source's; `migrate
+start` sets the quotas and copies the schemas before the mirror starts, so consumers on
+the target can read every mirrored record. Both are idempotent: a start run again, or
+another wave's, writes only what is missing.
+"""
+
+from __future__ import annotations
+
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import ConflictError
+from kmigrate.identity.principals import PrincipalMap
+from kmigrate.identity.quotas import plan_quotas, remapped
+from kmigrate.kafka.quotas import ClientQuotas, Entity
+from kmigrate.migration.plan import Plan, PlannedQuota, PlannedSchemas, QuotaEntity
+from kmigrate.migration.session import Report
+from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schemas.copy import apply, read_view
+from kmigrate.schemas.plan import plan_copy
+
+
+def planned_quotas(
+    source: ClusterConfig, principals: PrincipalMap
+) -> tuple[list[PlannedQuota], list[str]]:
+    """The source's client quotas as the plan lists them, and one line per entity not
+    copied (the map gives its user no name on the target)."""
+    with ClientQuotas(source) as quotas:
+        found = quotas.describe()
+    wanted, lost = remapped(found, principals)
+    return [
+        PlannedQuota(
+            entity=[
+                QuotaEntity.model_validate({"type": kind, "name": name}) for kind, name in entity
+            ],
+            values=dict(sorted(values.items())),
+        )
+        for entity, values in sorted(wanted.items(), key=lambda item: str(item[0]))
+    ], lost
+
+
+def planned_schemas(source: ClusterConfig, target: ClusterConfig) -> PlannedSchemas | None:
+    """What the source's registry holds, to copy (None: a cluster names no registry)."""
+    if source.schema_registry is None or target.schema_registry is None:
+        return None
+    view = read_view(SchemaRegistry(source))
+    return PlannedSchemas(enabled=True, subjects=len(view.subjects), versions=len(view.versions))
+
+
+def schema_problems(plan: Plan, source: ClusterConfig, target: ClusterConfig) -> list[str]:
+    """Why the schemas could not be copied now: a cluster without a registry, or the
+    target's registry conflicting with the source's."""
+    if plan.schemas is None or not plan.schemas.enabled:
+        return []
+    missing = [c.name for c in (source, target) if c.schema_registry is None]
+    if missing:
+        return [
+            f"the plan copies schemas, but cluster {missing[0]} names no schema_registry in "
+            "clusters.yaml; add it, or set schemas.enabled: false in the plan"
+        ]
+    copy = plan_copy(read_view(SchemaRegistry(source)), read_view(SchemaRegistry(target)))
+    return [f"schema registry: {line}" for line in copy.conflicts]
+
+
+def copy_quotas(target: ClusterConfig, plan: Plan) -> int:
+    """Set on the target the plan's quota values it does not hold yet; entities set."""
+    if not plan.quotas:
+        return 0
+    wanted: dict[Entity, dict[str, float]] = {q.key(): dict(q.values) for q in plan.quotas}
+    with ClientQuotas(target) as quotas:
+        changes = plan_quotas(wanted, quotas.describe()).writes
+        if changes:
+            quotas.alter(changes)
+    return len(changes)
+
+
+def copy_schemas(plan: Plan, source: ClusterConfig, target: ClusterConfig, report: Report) -> int:
+    """Copy the source's registry to the target's (same ids); versions registered."""
+    if plan.schemas is None or not plan.schemas.enabled:
+        return 0
+    registry = SchemaRegistry(target)
+    copy = plan_copy(read_view(SchemaRegistry(source)), read_view(registry))
+    if copy.conflicts:  # written on the target since the check: still nothing written
+        raise ConflictError(f"schema registry: {copy.conflicts[0]}; nothing was written")
+    if not copy.empty:
+        apply(registry, copy, report)
+    return len(copy.register)

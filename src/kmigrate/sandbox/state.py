@@ -45,9 +45,6 @@ class RegistryNode:
     port: int
     pid: int | None = None
 
-    def folder(self, cluster_dir: Path) -> Path:
-        return cluster_dir / "schema-registry"
-
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"

@@ -92,7 +92,7 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
     and only that, and records them as stopped."""
     _check_request(request)
     directory = directory.resolve()
-    if request.schema_registry:
+    if request.schema_registry and request.clusters:
         # Go missing or a failed build fails here, before anything starts.
         schema_registry.ensure_registry(report)
     run = _Started(directory)

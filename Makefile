@@ -1,5 +1,6 @@
 # Entry points README names. Each bootstraps what it needs on a fresh machine:
-# a .venv with kmigrate (editable, dev extras) and Kafka's jars from Maven Central.
+# a .venv with kmigrate (editable, dev extras), Kafka's jars from Maven Central and the
+# sandbox's Schema Registry (built with Go from the Go module proxy).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,8 +20,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# ... and builds the sandbox's Schema Registry with Go (once; cached under .cache/).
 jars: $(STAMP)
-	$(BIN)/kmigrate sandbox fetch
+	$(BIN)/kmigrate sandbox fetch --schema-registry
 	$(BIN)/python -m kmigrate.spark.cds  # Spark's driver starts 1-2 s sooner (AppCDS)
 
 # Debian packages the integration tests use: headless Chromium opens verify's HTML report;

@@ -1,9 +1,9 @@
 """Real brokers for the integration tests, started once per session.
 
-By default a fresh sandbox (clusters `source` and `target`, one broker each) runs in a
-temporary directory and is purged at the end. To test against clusters that already
-run, set KMIGRATE_TEST_CONFIG to their clusters.yaml (and KMIGRATE_TEST_SOURCE /
-KMIGRATE_TEST_TARGET if they are not named source and target).
+By default a fresh sandbox (clusters `source` and `target`, one broker and one Schema
+Registry each) runs in a temporary directory and is purged at the end. To test against
+clusters that already run, set KMIGRATE_TEST_CONFIG to their clusters.yaml (and
+KMIGRATE_TEST_SOURCE / KMIGRATE_TEST_TARGET if they are not named source and target).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
         )
         return
     directory = tmp_path_factory.mktemp("sandbox")
-    manager.up(directory, manager.UpRequest())
+    manager.up(directory, manager.UpRequest(schema_registry=True))
     try:
         path = directory / SANDBOX_CONFIG_NAME
         settings = load_settings(path)

@@ -1,8 +1,10 @@
 import json
+from dataclasses import replace
 
 from kmigrate.sandbox.state import (
     STATE_FILE,
     BrokerNode,
+    RegistryNode,
     SandboxCluster,
     SandboxState,
     load_state,
@@ -102,3 +104,20 @@ def test_with_cluster_does_not_modify_the_original_state(tmp_path):
 def test_voters_only_lists_voter_nodes():
     cluster = _cluster(pids=(None,) * 5)
     assert [v.split("@")[0] for v in cluster.voters.split(",")] == ["1", "2"]
+
+
+def test_round_trip_keeps_the_schema_registry(tmp_path):
+    with_registry = replace(_cluster("source"), schema_registry=RegistryNode(18081, pid=777))
+    SandboxState(tmp_path).with_cluster(with_registry).with_cluster(_cluster("target")).save()
+    loaded = load_state(tmp_path)
+    assert loaded.clusters["source"].schema_registry == RegistryNode(18081, pid=777)
+    assert loaded.clusters["source"].schema_registry.url == "http://127.0.0.1:18081"
+    assert loaded.clusters["target"].schema_registry is None
+
+
+def test_a_state_file_written_before_schema_registries_still_loads(tmp_path):
+    SandboxState(tmp_path).with_cluster(_cluster()).save()
+    data = json.loads((tmp_path / STATE_FILE).read_text())
+    del data["clusters"]["source"]["schema_registry"]
+    (tmp_path / STATE_FILE).write_text(json.dumps(data))
+    assert load_state(tmp_path).clusters["source"] == _cluster()

@@ -20,6 +20,8 @@ from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.sandbox import manager
 from kmigrate.sandbox import status as sandbox_status
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.schema_registry import ensure_registry
+from kmigrate.sandbox.state import SandboxCluster
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.zk.members import parse_member
 
@@ -42,8 +44,8 @@ clusters_option = click.option(
 
 @click.group("sandbox")
 def group() -> None:
-    """Real Apache Kafka clusters (KRaft, or ZooKeeper mode on 3.9) and ZooKeeper ensembles
-    on 127.0.0.1, from Maven Central jars."""
+    """Real Apache Kafka clusters (KRaft, or ZooKeeper mode on 3.9), their Schema
+    Registries and ZooKeeper ensembles on 127.0.0.1, from Maven Central jars."""
 
 
 @group.command("up")
@@ -88,6 +90,13 @@ def group() -> None:
     show_default=True,
     help="Servers of a new ZooKeeper ensemble.",
 )
+@click.option(
+    "--schema-registry",
+    is_flag=True,
+    help="Give each cluster its own Confluent-compatible Schema Registry (AxonOps, built "
+    "once with Go >= 1.26; memory storage: a restarted registry starts empty). clusters.yaml "
+    "gets its URL.",
+)
 @timeout_option("120s", help="How long to wait for every broker to answer.")
 @json_option
 def up(
@@ -99,14 +108,17 @@ def up(
     secure: bool,
     zookeeper: str | None,
     nodes: int,
+    schema_registry: bool,
     timeout: float,
     as_json: bool,
 ) -> None:
-    """Start clusters (and ZooKeeper ensembles) and wait until each answers: every
-    broker's process alive and answering on its own endpoint, every ensemble with a quorum.
+    """Start clusters (and ZooKeeper ensembles, Schema Registries) and wait until each
+    answers: every broker's process alive and answering on its own endpoint, every
+    ensemble with a quorum, every registry answering GET /subjects.
 
-    Idempotent: running clusters are left as they are; stopped brokers and ZooKeeper
-    nodes restart on their data. A failed or interrupted `up` stops what it started.
+    Idempotent: running clusters and registries are left as they are; stopped brokers
+    and ZooKeeper nodes restart on their data, stopped registries on their port (empty).
+    A failed or interrupted `up` stops what it started.
     """
     directory = directory or sandbox_dir()
     only_ensemble = zookeeper is not None and not clusters
@@ -120,6 +132,7 @@ def up(
         zookeeper=None if only_ensemble else zookeeper,
         ensembles=[zookeeper.split("/", 1)[0]] if only_ensemble and zookeeper else [],
         nodes=nodes,
+        schema_registry=schema_registry,
     )
     state = manager.up(directory, request, report=render.progress)
     names = list(request.clusters)
@@ -135,6 +148,7 @@ def up(
                         "kafka_version": state.clusters[n].kafka_version,
                         "secure": state.clusters[n].secure,
                         "zookeeper_connect": state.clusters[n].zookeeper_connect,
+                        "schema_registry": _registry_url(state.clusters[n]),
                     }
                     for n in names
                 },
@@ -159,7 +173,7 @@ def up(
         return
     render.table(
         None,
-        ["cluster", "bootstrap servers", "kafka", "brokers", "secure"],
+        ["cluster", "bootstrap servers", "kafka", "brokers", "secure", "schema registry"],
         [
             (
                 n,
@@ -167,11 +181,16 @@ def up(
                 state.clusters[n].kafka_version,
                 len(state.clusters[n].brokers),
                 "yes" if state.clusters[n].secure else "no",
+                _registry_url(state.clusters[n]) or "-",
             )
             for n in names
         ],
     )
     render.out.print(f"config: {state.directory / SANDBOX_CONFIG_NAME}")
+
+
+def _registry_url(cluster: SandboxCluster) -> str | None:
+    return cluster.schema_registry.url if cluster.schema_registry else None
 
 
 @group.command("down")
@@ -202,7 +221,8 @@ def down(
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Stop the brokers and ZooKeeper nodes this sandbox started, and only those.
+    """Stop the brokers, Schema Registries and ZooKeeper nodes this sandbox started, and
+    only those.
     Stopping needs no --yes (`sandbox up` starts them again on their data); --purge
     deletes their data too, and goes ahead only with --yes or a "y" on a terminal.
     Exits 7 when there is no sandbox in the folder."""
@@ -244,20 +264,29 @@ def _down_json(
 @dir_option
 @json_option
 def status(directory: Path | None, as_json: bool) -> None:
-    """Which brokers and ZooKeeper nodes are alive. Exits 1 when any is down, 7 when
-    there is no sandbox in the folder."""
+    """Which brokers, Schema Registries and ZooKeeper nodes are alive. Exits 1 when any
+    is down, 7 when there is no sandbox in the folder."""
     directory = directory or sandbox_dir()
     rows = sandbox_status.status(directory)
     nodes = sandbox_status.ensemble_status(directory)
+    registries = sandbox_status.registry_status(directory)
     if not (rows or nodes):
         raise SandboxError(
             f"no sandbox in {directory.resolve()}; start one with `kmigrate sandbox up`"
         )
     if as_json:
-        render.print_json({"dir": str(directory.resolve()), "brokers": rows, "zookeeper": nodes})
+        render.print_json(
+            {
+                "dir": str(directory.resolve()),
+                "brokers": rows,
+                "schema_registries": registries,
+                "zookeeper": nodes,
+            }
+        )
     else:
-        _print_status(directory, rows, nodes)
-    if not all(r.alive for r in rows) or not all(n.alive for n in nodes):
+        _print_status(directory, rows, nodes, registries)
+    alive = [r.alive for r in rows] + [n.alive for n in nodes] + [r.alive for r in registries]
+    if not all(alive):
         sys.exit(1)
 
 
@@ -265,6 +294,7 @@ def _print_status(
     directory: Path,
     rows: list[sandbox_status.BrokerStatus],
     nodes: list[sandbox_status.ZkNodeStatus],
+    registries: list[sandbox_status.RegistryStatus],
 ) -> None:
     if rows:
         render.table(
@@ -282,6 +312,20 @@ def _print_status(
                 for r in rows
             ],
         )
+    if registries:
+        render.table(
+            f"Schema Registries in {directory.resolve()}",
+            ["cluster", "url", "pid", "state"],
+            [
+                (
+                    r.cluster,
+                    r.url,
+                    r.pid or "-",
+                    "serving" if r.serving else ("starting" if r.alive else "down"),
+                )
+                for r in registries
+            ],
+        )
     if nodes:
         render.table(
             f"ZooKeeper ensembles in {directory.resolve()}",
@@ -297,15 +341,27 @@ def _print_status(
     show_default=True,
     help="The Kafka release whose jars to fetch.",
 )
+@click.option(
+    "--schema-registry",
+    is_flag=True,
+    help="Also build the sandbox's Schema Registry (needs Go >= 1.26 on PATH; about a "
+    "minute the first time).",
+)
 @json_option
-def fetch(kafka_version: str, as_json: bool) -> None:
-    """Download Kafka's jars from Maven Central into the cache (`up` does it itself when
-    needed)."""
+def fetch(kafka_version: str, schema_registry: bool, as_json: bool) -> None:
+    """Download Kafka's jars from Maven Central into the cache, and with --schema-registry
+    build the Schema Registry too (`up` does both itself when needed)."""
     jars = ensure_jars(kafka_version)
+    registry = ensure_registry(render.progress) if schema_registry else None
     if as_json:
-        render.print_json({"kafka_version": kafka_version, "jars": str(jars)})
+        body: dict[str, object] = {"kafka_version": kafka_version, "jars": str(jars)}
+        if registry is not None:
+            body["schema_registry"] = str(registry)
+        render.print_json(body)
         return
     render.progress(f"jars for Kafka {kafka_version}: {jars}")
+    if registry is not None:
+        render.progress(f"Schema Registry: {registry}")
 
 
 def _done(as_json: bool, text: str, body: dict[str, object]) -> None:

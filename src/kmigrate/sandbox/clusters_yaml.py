@@ -70,6 +70,8 @@ def _cluster_entry(cluster: SandboxCluster, user: str = ADMIN_USER) -> dict[str,
             "sasl.username": user,
             "sasl.password": "${" + password_variable(cluster.name, user) + "}",
         }
+    if cluster.schema_registry is not None:
+        entry["schema_registry"] = {"url": cluster.schema_registry.url}
     return entry
 
 

@@ -1,12 +1,14 @@
 """`kmigrate sandbox up | down | status`: real Apache Kafka clusters (KRaft, or ZooKeeper
-mode on 3.9.x) and ZooKeeper ensembles on 127.0.0.1.
+mode on 3.9.x), their Schema Registries and ZooKeeper ensembles on 127.0.0.1.
 
 ``up`` is idempotent: clusters whose brokers all live are left alone, dead brokers
 of a known cluster are restarted on their own data and ports (a ZooKeeper-mode
-broker once its previous session has expired), unknown clusters are created. It
-returns only when every broker's process lives and the broker answers on its own
-endpoint (``readiness``); otherwise (an error, an exception, Ctrl-C) it stops what
-it started, records that, and fails with the broker's last log lines.
+broker once its previous session has expired), unknown clusters are created. A
+cluster's Schema Registry likewise: left alone while it lives, restarted on its port
+(empty: memory storage) when dead, added with ``schema_registry``. It returns only
+when every broker's process lives and the broker answers on its own endpoint
+(``readiness``), and every registry answers; otherwise (an error, an exception,
+Ctrl-C) it stops what it started, records that, and fails with the last log lines.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TypeVar
 
 from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.net import free_ports
-from kmigrate.sandbox import process, readiness, zookeeper
+from kmigrate.sandbox import process, readiness, schema_registry, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
     new_passwords,
     write_clusters_yaml,
@@ -40,6 +42,7 @@ from kmigrate.sandbox.state import (
     SCRAM_MECHANISM,
     BrokerNode,
     ControllerNode,
+    RegistryNode,
     SandboxCluster,
     SandboxState,
     ZkNode,
@@ -65,6 +68,7 @@ class UpRequest:
     zookeeper: str | None = None
     ensembles: Sequence[str] = ()  # ensembles to bring up (besides ``zookeeper``'s)
     nodes: int = 3  # servers of a new ensemble
+    schema_registry: bool = False  # give each cluster a Schema Registry if it has none
 
     def ensemble_names(self) -> list[str]:
         names = list(self.ensembles)
@@ -82,11 +86,15 @@ def _split_zookeeper(value: str) -> tuple[str, str]:
 
 
 def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> SandboxState:
-    """Bring every requested cluster to 'all brokers answering'. Changes nothing if they do.
+    """Bring every requested cluster to 'all brokers answering' (and its Schema Registry,
+    if it has or is asked for one, to answering). Changes nothing if they do.
     On any failure (an error, an exception, Ctrl-C) it stops what this call started,
     and only that, and records them as stopped."""
     _check_request(request)
     directory = directory.resolve()
+    if request.schema_registry and request.clusters:
+        # Go missing or a failed build fails here, before anything starts.
+        schema_registry.ensure_registry(report)
     run = _Started(directory)
     try:
         state = load_state(directory)
@@ -100,9 +108,11 @@ def up(directory: Path, request: UpRequest, report: Report = lambda _: None) -> 
                 _check_matches(cluster, request, directory)
                 cluster = _grown(directory, cluster, request, report)
             state = _start_dead_brokers(state, cluster, report, run)
+            state = _start_registry(state, state.clusters[name], request, report, run)
         write_clusters_yaml(state)
         for name in request.clusters:
             readiness.wait_ready(state, state.clusters[name], request.timeout, report)
+            _wait_registry(state, state.clusters[name], request.timeout)
     except BaseException:
         run.stop()
         raise
@@ -118,16 +128,21 @@ class _Started:
         # pid: (its cluster or ensemble, the file its command line names)
         self.brokers: dict[int, tuple[str, Path]] = {}
         self.nodes: dict[int, tuple[str, Path]] = {}
+        self.registries: dict[int, tuple[str, Path]] = {}
 
     def stop(self) -> None:
-        process.stop_processes({pid: p for pid, (_, p) in self.brokers.items()}, grace=5.0)
+        clusters = {**self.brokers, **self.registries}
+        process.stop_processes({pid: p for pid, (_, p) in clusters.items()}, grace=5.0)
         process.stop_processes({pid: p for pid, (_, p) in self.nodes.items()}, grace=5.0)
-        if not (self.brokers or self.nodes):
+        if not (clusters or self.nodes):
             return
         state = load_state(self.directory)
         for name, cluster in state.clusters.items():
             brokers = tuple(_stopped(b, name, self.brokers) for b in cluster.brokers)
-            state = state.with_cluster(replace(cluster, brokers=brokers))
+            registry = cluster.schema_registry
+            if registry is not None:
+                registry = _stopped(registry, name, self.registries)
+            state = state.with_cluster(replace(cluster, brokers=brokers, schema_registry=registry))
         for name, ensemble in state.ensembles.items():
             nodes = tuple(_stopped(n, name, self.nodes) for n in ensemble.nodes)
             state = state.with_ensemble(replace(ensemble, nodes=nodes))
@@ -135,7 +150,7 @@ class _Started:
         write_clusters_yaml(state)
 
 
-_Node = TypeVar("_Node", BrokerNode, ZkNode)
+_Node = TypeVar("_Node", BrokerNode, ZkNode, RegistryNode)
 
 
 def _stopped(node: _Node, name: str, started: dict[int, tuple[str, Path]]) -> _Node:
@@ -213,6 +228,7 @@ def down(
         for b in state.clusters[n].brokers
         if b.pid
     }
+    pids.update(_registry_pids(state, names))
     process.stop_processes(pids, grace=grace)
     controllers = {
         c.pid: controller_properties(directory, state.clusters[n], c)
@@ -227,6 +243,8 @@ def down(
             cluster = cluster.with_broker(replace(broker, pid=None))
         for node in cluster.controllers:
             cluster = cluster.with_controller(replace(node, pid=None))
+        if cluster.schema_registry is not None:
+            cluster = replace(cluster, schema_registry=replace(cluster.schema_registry, pid=None))
         state = state.with_cluster(cluster)
     nodes: dict[int, Path] = {}
     for name in ens:
@@ -488,3 +506,50 @@ def _start_dead_brokers(
         state = state.with_cluster(cluster)
         state.save()
     return state
+
+
+# ---------------------------------------------------------------- Schema Registries
+
+
+def _start_registry(
+    state: SandboxState, cluster: SandboxCluster, request: UpRequest, report: Report, run: _Started
+) -> SandboxState:
+    """Start ``cluster``'s registry if it has a dead one (on its port) or none while the
+    request asks for one; saved in sandbox.json once started."""
+    node = cluster.schema_registry
+    if node is None and not request.schema_registry:
+        return state
+    cluster_dir = state.cluster_dir(cluster.name)
+    if node is not None and schema_registry.is_ours(node.pid, cluster_dir):
+        report(f"{cluster.name}: Schema Registry already running at {node.url}")
+        return state
+    binary = schema_registry.ensure_registry(report)
+    if node is None:
+        node = RegistryNode(free_ports(1)[0])
+        report(f"{cluster.name}: starting a Schema Registry at {node.url}")
+    else:
+        report(
+            f"{cluster.name}: restarting its Schema Registry at {node.url}; it starts empty "
+            "(memory storage: the schemas it held are gone)"
+        )
+    pid = schema_registry.start(binary, cluster_dir, node.port)
+    run.registries[pid] = (cluster.name, schema_registry.config_path(cluster_dir))
+    state = state.with_cluster(replace(cluster, schema_registry=replace(node, pid=pid)))
+    state.save()
+    return state
+
+
+def _wait_registry(state: SandboxState, cluster: SandboxCluster, timeout: float) -> None:
+    node = cluster.schema_registry
+    if node is not None:
+        cluster_dir = state.cluster_dir(cluster.name)
+        schema_registry.wait_ready(cluster.name, node.pid, node.port, cluster_dir, timeout)
+
+
+def _registry_pids(state: SandboxState, names: Sequence[str]) -> dict[int, Path]:
+    """The running registries of clusters ``names``: pid -> the file naming its process."""
+    return {
+        node.pid: schema_registry.config_path(state.cluster_dir(cluster.name))
+        for cluster in (state.clusters[n] for n in names)
+        if (node := cluster.schema_registry) is not None and node.pid
+    }

@@ -1,9 +1,9 @@
-"""Broker and ZooKeeper processes: format storage, start the JVM detached, tell whether
-it lives, stop it.
+"""Broker, ZooKeeper and Schema Registry processes: format storage, start them
+detached, tell whether one lives, stop it.
 
-A pid alone is not proof: pids are reused. A broker counts as ours only while
-/proc/<pid>/cmdline still names its own server.properties, so ``stop`` can never
-signal a stranger's process.
+A pid alone is not proof: pids are reused. A process counts as ours only while
+/proc/<pid>/cmdline still names its own file (a broker's server.properties, a
+registry's registry.yaml), so ``stop`` can never signal a stranger's process.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kmigrate.errors import BrokerStartError, SandboxError
@@ -87,7 +87,7 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
         "-Djava.awt.headless=true",
         log_flag,
     ]
-    return _start_detached(
+    return start_detached(
         java_command(jars, MAIN_CLASS, [str(properties)], flags),
         properties.with_name("broker.log"),
     )
@@ -96,13 +96,16 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
 def start_zookeeper(jars: Path, zoo_cfg: Path, log_flag: str) -> int:
     """Start one ZooKeeper server detached (QuorumPeerMain on ``zoo.cfg``); its pid."""
     flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", log_flag]
-    return _start_detached(
+    return start_detached(
         java_command(jars, ZOOKEEPER_MAIN, [str(zoo_cfg)], flags),
         zoo_cfg.with_name("zookeeper.log"),
     )
 
 
-def _start_detached(command: list[str], log_path: Path) -> int:
+def start_detached(command: list[str], log_path: Path, env: Mapping[str, str] | None = None) -> int:
+    """Start ``command`` in its own session (it outlives the CLI), in the folder of
+    ``log_path``, which gets its output; ``env``: its whole environment (None: ours).
+    Returns its pid."""
     with log_path.open("ab") as out:
         process = subprocess.Popen(
             command,
@@ -111,6 +114,7 @@ def _start_detached(command: list[str], log_path: Path) -> int:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=log_path.parent,
+            env=env,
         )
     return process.pid
 

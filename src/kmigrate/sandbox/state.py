@@ -39,6 +39,18 @@ class ControllerNode:
 
 
 @dataclass(frozen=True)
+class RegistryNode:
+    """A cluster's Schema Registry (memory storage: a restart forgets its schemas)."""
+
+    port: int
+    pid: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass(frozen=True)
 class SandboxCluster:
     name: str
     cluster_id: str
@@ -50,6 +62,8 @@ class SandboxCluster:
     zookeeper_connect: str | None = None
     # KRaft controllers a migration to KRaft provisioned (ZooKeeper-mode clusters only).
     controllers: tuple[ControllerNode, ...] = ()
+    # Its own Schema Registry (`sandbox up --schema-registry`); None: it has none.
+    schema_registry: RegistryNode | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -152,7 +166,13 @@ def load_state(directory: Path) -> SandboxState:
     for name, c in data.get("clusters", {}).items():
         brokers = tuple(BrokerNode(**b) for b in c.pop("brokers"))
         controllers = tuple(ControllerNode(**n) for n in c.pop("controllers", ()))
-        clusters[name] = SandboxCluster(brokers=brokers, controllers=controllers, **c)
+        registry = c.pop("schema_registry", None)
+        clusters[name] = SandboxCluster(
+            brokers=brokers,
+            controllers=controllers,
+            schema_registry=RegistryNode(**registry) if registry else None,
+            **c,
+        )
     ensembles = {}
     for name, e in data.get("ensembles", {}).items():
         nodes = tuple(ZkNode(**n) for n in e.pop("nodes"))

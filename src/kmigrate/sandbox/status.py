@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kmigrate.net import is_listening
-from kmigrate.sandbox import process, zookeeper
+from kmigrate.sandbox import process, schema_registry, zookeeper
 from kmigrate.sandbox.manager import broker_properties
 from kmigrate.sandbox.readiness import serving
 from kmigrate.sandbox.state import load_state
@@ -76,4 +76,29 @@ def ensemble_status(directory: Path) -> list[ZkNodeStatus]:
             rows.append(
                 ZkNodeStatus(name, n.node_id, n.client_port, n.pid if alive else None, alive, mode)
             )
+    return rows
+
+
+@dataclass(frozen=True)
+class RegistryStatus:
+    cluster: str
+    url: str
+    pid: int | None
+    alive: bool  # its process (the one the sandbox started) lives
+    serving: bool  # ... and it answers GET /subjects
+
+
+def registry_status(directory: Path) -> list[RegistryStatus]:
+    """Per cluster with a Schema Registry: whether its process is ours and alive, and
+    whether it answers."""
+    directory = directory.resolve()
+    state = load_state(directory)
+    rows = []
+    for name, cluster in sorted(state.clusters.items()):
+        node = cluster.schema_registry
+        if node is None:
+            continue
+        alive = schema_registry.is_ours(node.pid, state.cluster_dir(name))
+        serving = alive and schema_registry.answers(node.port)
+        rows.append(RegistryStatus(name, node.url, node.pid if alive else None, alive, serving))
     return rows

@@ -1,4 +1,4 @@
-module kmigrate/tools/schema-registry
+module kmigrate/sandbox/schema-registry
 
 go 1.26.0
 

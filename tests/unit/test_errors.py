@@ -19,6 +19,7 @@ EXPECTED = {
     "ClusterUnavailableError": ("unavailable", 3),
     "ClusterUnreachableError": ("unreachable", 3),
     "OutageTooLongError": ("outage", 3),
+    "RegistryRefusedError": ("schema-registry", 3),
     "AuthenticationError": ("authentication", 3),
     "AuthorizationError": ("authorization", 3),
     "NotFoundError": ("not-found", 4),

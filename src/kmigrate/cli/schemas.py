@@ -124,7 +124,8 @@ def compare(app: AppContext, source: str, target: str, as_json: bool) -> None:
     """Whether the target's registry holds every version of the source's under the same
     id and schema, with the same subject settings. Exit 0: it does; 1: it does not."""
     pair = app.pair(source, target)
-    found = differences(read_view(SchemaRegistry(pair[0])), read_view(SchemaRegistry(pair[1])))
+    registries = SchemaRegistry(pair[0]), SchemaRegistry(pair[1])  # both named, or refused
+    found = differences(read_view(registries[0]), read_view(registries[1]))
     if as_json:
         render.print_json(
             {"source": source, "target": target, "differences": found, "equal": not found}

@@ -1,12 +1,22 @@
-"""Bad input to `quotas`, `users`, `plan new --principal-map` and `reassign plan
---balance`: refused before anything is contacted or written (see harness.py)."""
+"""Bad input to `quotas`, `users`, `schemas`, `plan new --principal-map` and `reassign
+plan --balance`: refused before anything is contacted or written (see harness.py)."""
 
 from __future__ import annotations
 
-from tests.integration.cli_contract.harness import case, run_cases
+from tests.integration.cli_contract.harness import CONFIG, SECRETS, case, run_cases
 
 PAIR = ("--source", "source", "--target", "target")
 BAD_MAP = "principals:\n  - from: alice\n    to: 'User:b'\n"
+
+
+def with_registry(registry: str) -> str:
+    """The contract's config with ``registry`` (YAML flow text) on the source cluster."""
+    return CONFIG.replace(
+        "    timeout_s: 2\n", f"    timeout_s: 2\n    schema_registry: {registry}\n", 1
+    )
+
+
+REGISTRY = "{url: 'http://127.0.0.1:1', timeout_s: 1}"
 
 IDENTITY = [
     case("quotas", "copy", "--source", "source", "--target", "source", exit=2,
@@ -29,6 +39,24 @@ IDENTITY = [
     case("users", "copy", *PAIR, exit=2, says="Missing option '--passwords'"),
     case("plan", "new", *PAIR, "--topics", "t", "--principal-map", "map.yaml", "-o",
          "plan.yaml", exit=2, says="'alice' is not a principal", files={"map.yaml": BAD_MAP}),
+    case("schemas", "list", "--cluster", "target", exit=2,
+         says="cluster 'target' names no schema_registry"),
+    case("schemas", "copy", "--source", "source", "--target", "source", exit=2,
+         says="--source and --target are both 'source'"),
+    case("schemas", "compare", *PAIR, exit=2, says="names no schema_registry",
+         config=with_registry(REGISTRY)),
+    case("schemas", "list", "--cluster", "source", exit=3,
+         says="cannot reach the schema registry of cluster 'source' (http://127.0.0.1:1)",
+         config=with_registry(REGISTRY)),
+    case("schemas", "list", "--cluster", "source", exit=2,
+         says="schema_registry.url: value error, must be an http:// or https://",
+         config=with_registry("{url: 'ftp://registry'}")),
+    case("schemas", "list", "--cluster", "source", exit=2,
+         says="schema_registry.basic_auth_user_info: value error, must be user:password",
+         config=with_registry(f"{{url: 'http://r', basic_auth_user_info: {SECRETS[1]}}}")),
+    case("schemas", "list", "--cluster", "source", exit=2,
+         says="schema_registry.ca_file missing.pem does not exist",
+         config=with_registry("{url: 'https://r', ca_file: missing.pem}")),
     case("reassign", "plan", "--cluster", "source", "--rebalance", "--balance", "sideways",
          "-o", "p.json", exit=2, says="--balance"),
 ]  # fmt: skip

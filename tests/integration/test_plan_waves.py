@@ -99,7 +99,8 @@ def test_plan_new_cuts_waves_that_keep_each_groups_topics_together(
         assert w.records * VALUE <= w.bytes <= w.records * VALUE * 1.2 + 200
         assert w.copy_s == w.records / 10
     shown = " ".join(made.stdout.split())
-    assert "12 topic(s), 4 group(s), 0 ACL(s) to copy, 4 waves" in shown
+    assert "12 topic(s), 4 group(s), 0 ACL(s), " in shown  # then the session's quotas
+    assert " to copy, 4 waves" in shown
     assert "at 10 records/s (given); bytes from log-dirs" in shown
     assert f"wave 4: 3 topics read together by groups {g[2]}, {g[3]} take ~15s" in shown
 

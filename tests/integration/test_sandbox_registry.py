@@ -17,6 +17,8 @@ import pytest
 
 from kmigrate.config import load_settings
 from kmigrate.errors import SandboxError
+from kmigrate.model.schemas import Schema, SchemaVersion
+from kmigrate.registry.client import SchemaRegistry
 from kmigrate.sandbox import manager, schema_registry
 from kmigrate.sandbox.process import is_running, stop_processes
 from kmigrate.sandbox.state import RegistryNode, load_state
@@ -56,10 +58,16 @@ def test_each_cluster_has_its_own_registry(clusters: Clusters) -> None:
     assert source.url != target.url
     subject = unique("sr-own") + "-value"
 
-    _register(source.url, subject)
+    # Registered on the target: other tests' migrations copy the source's registry to the
+    # target's at any moment, never the other way. Under an id far above any the source
+    # gives out, so that no later copy finds it conflicting with one of the source's.
+    registry = SchemaRegistry(clusters.target)
+    registry.set_mode("IMPORT", subject)
+    registry.register(SchemaVersion(subject, 1, 2_000_000_000, Schema("AVRO", SCHEMA)))
+    registry.set_mode(None, subject)
 
-    assert subject in _subjects(source.url)
-    assert subject not in _subjects(target.url)
+    assert subject in _subjects(target.url)
+    assert subject not in _subjects(source.url)
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ from kmigrate.sandbox import schema_registry as sandbox_registry
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.cli_contract.harness import run_in
 from tests.integration.conftest import Clusters
-from tests.integration.migration.harness import stop_mirror
+from tests.integration.migration.harness import commit_group, stop_mirror
 from tests.integration.mirror.harness import mirror_config
 
 PARTITIONS = 3
@@ -136,8 +136,9 @@ def test_a_migration_carries_schemas_and_quotas_and_avro_consumers_read_on_the_t
 ) -> None:
     """`plan new` plans the registry copy and the quotas, `migrate start` copies both
     before it mirrors; Avro consumers on the target then read every record. A schema
-    registered after the copy is found by verify, and `schemas copy` fixes it."""
-    topic, user = unique("avro"), unique("avro-user")
+    registered after the copy is found by verify, and moving the consumers copies it."""
+    topic, user, group = unique("avro"), unique("avro-user"), unique("avro-g")
+    quota = {(("user", user),): {"producer_byte_rate": 1048576.0}}
     assert clusters.source.schema_registry and clusters.target.schema_registry
     # A subject registered first on the source but copied after this topic's (copies go
     # subject by subject in name order): without the source's ids the target would number
@@ -149,52 +150,30 @@ def test_a_migration_carries_schemas_and_quotas_and_avro_consumers_read_on_the_t
     with ClusterAdmin(clusters.source) as admin:
         admin.create_topic(topic, PARTITIONS)
     with ClientQuotas(clusters.source) as quotas:
-        quotas.alter({(("user", user),): {"producer_byte_rate": 1048576.0}})
+        quotas.alter(quota)
     sent = _produce(clusters.source, topic, 1, range(0, 150))
     for p, values in _produce(clusters.source, topic, 2, range(150, 300)).items():
         sent[p] += values
+    commit_group(clusters.source, topic, group, PARTITIONS, 10)  # a stopped group
 
     config = mirror_config(clusters.config_path, tmp_path)
     plan_path, name = tmp_path / "plan.yaml", unique("m")
-    made = run_in(
-        tmp_path,
-        [
-            "--config",
-            str(config),
-            "plan",
-            "new",
-            "--source",
-            "source",
-            "--target",
-            "target",
-            "--topics",
-            topic,
-            "--name",
-            name,
-            "-o",
-            str(plan_path),
-        ],
-    )
+    args = ["plan", "new", "--source", "source", "--target", "target", "--topics", topic]
+    args += ["--groups", group, "--name", name, "-o", str(plan_path)]
+    made = run_in(tmp_path, ["--config", str(config), *args])
     assert made.code == 0, made.output
     plan = load_plan(plan_path)
     assert plan.schemas is not None and plan.schemas.enabled and plan.schemas.versions >= 3
-    assert {(("user", user),): {"producer_byte_rate": 1048576.0}}.items() <= {
-        q.key(): q.values for q in plan.quotas
-    }.items()
+    assert quota.items() <= {q.key(): q.values for q in plan.quotas}.items()
     try:
         started = run_cli("migrate", "start", str(plan_path), "--json", config=str(config))
         assert started.code == 0, started.stderr
         assert json.loads(started.stdout)["schemas_registered"] >= 2
-        source_ids = {
-            (v.subject, v.version): v.id for v in SchemaRegistry(clusters.source).versions()
-        }
-        target_ids = {
-            (v.subject, v.version): v.id for v in SchemaRegistry(clusters.target).versions()
-        }
+        source_ids, target_ids = _ids(clusters.source), _ids(clusters.target)
         for key in ((f"{topic}-value", 1), (f"{topic}-value", 2), (later, 1)):
             assert source_ids[key] == target_ids[key], key
         with ClientQuotas(clusters.target) as quotas:
-            assert quotas.describe()[(("user", user),)] == {"producer_byte_rate": 1048576.0}
+            assert quota.items() <= quotas.describe().items()
         assert _consume(clusters.target, topic, 300) == sent
 
         # A schema registered on the source after the copy: its records are mirrored, their
@@ -205,41 +184,31 @@ def test_a_migration_carries_schemas_and_quotas_and_avro_consumers_read_on_the_t
             timeout=60,
             message="the mirror copying the records of schema version 3",
         )
-        new_id = next(
-            v.id
-            for v in SchemaRegistry(clusters.source).versions()
-            if (v.subject, v.version) == (f"{topic}-value", 3)
-        )
+        new_id = _ids(clusters.source)[(f"{topic}-value", 3)]
         first = _framed(clusters.target, topic, new_id)
         assert set(first) == set(range(PARTITIONS))
-        done = run_cli("verify", "--link", name, "--json", config=str(config), timeout=280)
-        assert done.code == 1, done.stdout + done.stderr
-        report = json.loads(done.stdout)
+        report = _verify(config, name, exit=1)
         assert report["summary"]["mismatched"] == 0  # the records themselves are identical
         missing = [i for i in report["schemas"]["ids"] if i["status"] == "missing-on-target"]
         assert [i["id"] for i in missing] == [new_id]
         uses = {(u["partition"], u["offset"], u["part"]) for u in missing[0]["first_uses"]}
         assert uses == {(p, offset, "value") for p, offset in first.items()}
 
-        again = run_in(
-            tmp_path,
-            [
-                "--config",
-                str(config),
-                "schemas",
-                "copy",
-                "--source",
-                "source",
-                "--target",
-                "target",
-            ],
-        )
-        assert again.code == 0, again.output
-        done = run_cli("verify", "--link", name, "--json", config=str(config), timeout=280)
-        assert done.code == 0, done.stdout + done.stderr
-        assert json.loads(done.stdout)["schemas"]["problems"] == 0
+        # Moving the group's consumers to the target copies the new schema first.
+        moved = run_cli("migrate", "consumers", "--groups", group, "--wait", config=str(config))
+        assert moved.code == 0, moved.stderr
+        assert "schema version(s) added on the source" in moved.stdout + moved.stderr
+        assert _ids(clusters.target)[(f"{topic}-value", 3)] == new_id
+        assert _verify(config, name, exit=0)["schemas"]["problems"] == 0
     finally:
         stop_mirror(config, name)
+
+
+def _verify(config: Path, link: str, *, exit: int) -> dict[str, Any]:
+    done = run_cli("verify", "--link", link, "--json", config=str(config), timeout=280)
+    assert done.code == exit, done.stdout + done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 def _ids(cluster: ClusterConfig) -> dict[tuple[str, int], int]:

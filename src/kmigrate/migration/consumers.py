@@ -1,9 +1,11 @@
 """`migrate consumers --groups REGEX`: move stopped consumer groups to the target, exactly.
 
 Consumers first: every topic the group reads is IN_SYNC; the group's consumers are
-stopped on the source; its commits are translated through the offset map (waiting
-for the mirror to reach them) and committed on the target. Producers first: the
-topics are promoted and the group has consumed everything the source holds.
+stopped on the source; schemas registered on the source since `migrate start` are copied
+to the target's registry (when the plan copies schemas); its commits are translated
+through the offset map (waiting for the mirror to reach them) and committed on the
+target. Producers first: the topics are promoted and the group has consumed everything
+the source holds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from kmigrate.groups.migrate import migrate_group
 from kmigrate.groups.view import view_group
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
+from kmigrate.migration.identity import copy_schemas, schema_problems
 from kmigrate.migration.observe import Snapshot, observe
 from kmigrate.migration.session import Migration, Report, Step
 from kmigrate.model.links import Link
@@ -51,7 +54,15 @@ def move_consumers(
             step.refuse(exc.message, type(exc))
     if not todo:
         return outcomes
+    conflicts = schema_problems(m.plan, source.cluster, target.cluster)
+    if conflicts:
+        step.refuse(f"{conflicts[0]}; the groups' consumers could not read every record there")
     with step.acting():
+        # Schemas the source's producers registered since `migrate start`: their records
+        # are mirrored, and the consumers about to read them on the target need the ids.
+        added = copy_schemas(m.plan, source.cluster, target.cluster, report)
+        if added:
+            step.report(f"registered {added} schema version(s) added on the source since start")
         for group in todo:
             outcomes[group] = _move(m, link, group, source, target, step, wait_s)
             set_state(m.store, m.name, "group", group, GroupPhase.MOVED.value)

@@ -23,7 +23,6 @@ import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
 
 from kmigrate.config import ClusterConfig
-from kmigrate.model.schemas import framed_id
 from kmigrate.spark.kafka_range import OffsetRange, RangeReadError, read_range
 from kmigrate.spark.kafka_ranges import RangesReader
 from kmigrate.spark.tasks import run_tasks
@@ -181,13 +180,16 @@ class _Digest:
         return self.left == 0
 
     def _note_ids(self, messages: list[Any]) -> None:
+        """The first offset of each schema id a key or value carries (``framed_id``,
+        inlined: verify reads every record once, and this runs for each)."""
         ids = self.ids
         assert ids is not None
         for message in messages:
-            for part, data in (("key", message.key()), ("value", message.value())):
-                found = framed_id(data)
-                if found is not None and (found, part) not in ids:
-                    ids[(found, part)] = message.offset()
+            for part, data in (("value", message.value()), ("key", message.key())):
+                if data and data[0] == 0 and len(data) >= 5:
+                    found = (int.from_bytes(data[1:5], "big"), part)
+                    if found not in ids:
+                        ids[found] = message.offset()
 
     def result(self) -> DigestResult:
         if self.prints:

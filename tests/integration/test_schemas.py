@@ -373,3 +373,25 @@ def test_a_copy_killed_at_a_random_moment_is_finished_by_running_it_again(pair: 
     modes = {s: target.mode(s) for s in target.subjects()}
     assert modes == {s: ("READONLY" if s == "t024-value" else None) for s in modes}
     assert target.compatibility() == "FULL" and target.compatibility("common-value") == "NONE"
+
+
+def test_clusters_check_reads_each_clusters_registry_and_exits_3_when_one_is_away(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    config = mirror_config(clusters.config_path, tmp_path)
+    done = run_in(tmp_path, ["--config", str(config), "clusters", "check", "--json"])
+    assert done.code == 0, done.output
+    found = {c["name"]: c["schema_registry"] for c in json.loads(done.stdout)["clusters"]}
+    assert clusters.source.schema_registry is not None
+    assert found["source"]["url"] == clusters.source.schema_registry.url
+    assert found["source"]["failure"] is None and found["source"]["mode"] == "READWRITE"
+
+    raw = yaml.safe_load(config.read_text())
+    (port,) = free_ports(1)
+    raw["clusters"]["target"]["schema_registry"] = {"url": f"http://127.0.0.1:{port}"}
+    config.write_text(yaml.safe_dump(raw))
+    away = run_in(tmp_path, ["--config", str(config), "clusters", "check"])
+    assert away.code == 3, away.output
+    assert f"cannot reach the schema registry of cluster 'target' (http://127.0.0.1:{port})" in (
+        away.stderr
+    )

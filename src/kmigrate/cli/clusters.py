@@ -16,6 +16,7 @@ from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.preflight.check import ClusterReport, check_cluster
 from kmigrate.preflight.needs import ROLES, role_status
+from kmigrate.preflight.registry import RegistryReport, check_registry
 
 
 @click.group("clusters")
@@ -94,7 +95,8 @@ def check(
     """The preflight: for each CLUSTER (default: every configured one), whether it
     answers, accepts kmigrate's credentials, its Kafka version and metadata mode, and
     whether kmigrate's principal has the permissions each role needs (mirror source,
-    mirror target, group moves, reassign, gateway backend), as Kafka reports them.
+    mirror target, group moves, reassign, gateway backend), as Kafka reports them; and
+    whether the Schema Registry a cluster names answers (its mode and subjects).
     Only describes; changes nothing. Exit 3 names what is missing or unreachable."""
     chosen = list(dict.fromkeys(names)) or list(app.settings.clusters)
     if not chosen:
@@ -105,11 +107,21 @@ def check(
         admins = [stack.enter_context(ClusterAdmin(c)) for c in clusters]
         with ThreadPoolExecutor(max_workers=min(len(admins), 8)) as pool:
             reports = list(pool.map(lambda a: check_cluster(a, topics, groups), admins))
+            found = list(pool.map(check_registry, clusters))
+    registries = [r for r in found if r is not None]
     if as_json:
-        render.print_json({"clusters": [_report_json(r) for r in reports]})
+        render.print_json(
+            {
+                "clusters": [
+                    _report_json(r) | {"schema_registry": to_jsonable(g) if g else None}
+                    for r, g in zip(reports, found, strict=True)
+                ]
+            }
+        )
     else:
         _render(reports)
-    _verdict(reports)
+        _render_registries(registries)
+    _verdict(reports, registries)
 
 
 def _report_json(report: ClusterReport) -> dict[str, Any]:
@@ -164,15 +176,40 @@ def _render(reports: list[ClusterReport]) -> None:
             click.echo(f"{r.name}: {line}")
 
 
+def _render_registries(registries: list[RegistryReport]) -> None:
+    if not registries:
+        return
+    render.table(
+        "schema registries",
+        ["cluster", "url", "status", "mode", "compatibility", "subjects"],
+        [
+            (
+                g.cluster,
+                g.url,
+                "ok" if g.ok else "unreachable",
+                g.mode,
+                g.compatibility,
+                "" if g.failure else g.subjects,
+            )
+            for g in registries
+        ],
+    )
+    for g in registries:
+        if g.failure:
+            click.echo(f"{g.cluster}: {g.failure}")
+
+
 def _status(report: ClusterReport) -> str:
     if report.failure:
         return "authentication failed" if report.authenticated is False else "unreachable"
     return f"missing {len(report.missing)}" if report.missing else "ok"
 
 
-def _verdict(reports: list[ClusterReport]) -> None:
-    """Exit 3 (one line) when a cluster could not be checked or lacks a permission."""
+def _verdict(reports: list[ClusterReport], registries: list[RegistryReport]) -> None:
+    """Exit 3 (one line) when a cluster or its registry could not be checked, or a
+    cluster lacks a permission."""
     problems = [r.failure for r in reports if r.failure]
+    problems += [g.failure for g in registries if g.failure]
     lacking = [f"cluster '{r.name}' as {r.principal}: {m.line}" for r in reports for m in r.missing]
     if not problems and not lacking:
         return

@@ -34,7 +34,7 @@ from kmigrate.mirror.control import (
     promote,
     stop_mirror,
 )
-from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress
+from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress, tuning_from_env
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
@@ -99,6 +99,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
     """
     settings = app.settings
     require(opts["topics"], "--topics")  # (click >= 8.3 ignores topics_option's required)
+    tuning = tuning_from_env()
     producer = _properties(opts["producer_props"])
     interval = _seconds(opts["interval"] or 30.0, "--refresh-interval")
     link = new_link(
@@ -126,6 +127,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
         max_offsets_per_batch=opts["max_offsets_per_batch"],
         master=opts["master"],
         max_unavailable_s=opts["max_unavailable"],
+        **tuning,
     )
     job = MirrorJob(settings, store, link, options, folder, render.progress, _Ticker())
     render.progress(f"link {link.name}: {link.source} -> {link.target}, topics '{link.topics}'")

@@ -74,6 +74,9 @@ class MirrorOptions:
     master: str | None = None
     # How long one outage of the source or target may last before the mirror stops.
     max_unavailable_s: float = 15 * 60.0
+    # Tuning (environment variables, read by ``tuning_from_env`` before anything runs).
+    task_bytes: int = CopySettings.max_bytes
+    driver_offsets: int = DRIVER_OFFSETS
 
 
 @dataclass
@@ -167,11 +170,11 @@ class MirrorJob:
                     dict(self.options.producer),
                     # A task waits for a silent cluster as long as a request would.
                     outage_s=max(source_cfg.timeout_s, target_cfg.timeout_s),
-                    max_bytes=_count_from_env(TASK_BYTES_ENV, CopySettings.max_bytes, least=1),
+                    max_bytes=self.options.task_bytes,
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
-                driver_offsets=_count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS),
+                driver_offsets=self.options.driver_offsets,
                 report=self.report,
             )
             try:
@@ -336,6 +339,15 @@ def claim(store: Store, link: str, log_path: Path) -> None:
     """Make this process the link's mirror, unless another live process already is."""
     check_not_running(store, link)
     begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))
+
+
+def tuning_from_env() -> dict[str, int]:
+    """The mirror's tuning variables as ``MirrorOptions`` fields; a ConfigError (exit 2)
+    for a value that is not a whole number, before anything is asked or written."""
+    return {
+        "task_bytes": _count_from_env(TASK_BYTES_ENV, CopySettings.max_bytes, least=1),
+        "driver_offsets": _count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS),
+    }
 
 
 def _count_from_env(name: str, default: int, least: int = 0) -> int:

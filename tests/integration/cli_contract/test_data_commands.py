@@ -427,3 +427,20 @@ def test_json_errors_are_one_object(
     error = json.loads(line)
     assert (error["exit"], error["code"]) == (exit_code, code) and error["error"]
     assert ran.stdout == "" and snapshot(folder) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("KMIGRATE_MIRROR_TASK_BYTES", "lots"), ("KMIGRATE_MIRROR_DRIVER_OFFSETS", "-1")],
+)
+def test_a_bad_tuning_variable_is_refused_before_any_cluster_is_asked(
+    name: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.cli_contract.harness import check
+
+    monkeypatch.setenv(name, value)
+    check(
+        tmp_path,
+        case(*START, "--topics", "t", exit=2, says=f"{name} must be a whole number"),
+        monkeypatch,
+    )

@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,7 +163,7 @@ def test_a_migration_carries_schemas_and_quotas_and_avro_consumers_read_on_the_t
     args = ["plan", "new", "--source", "source", "--target", "target", "--topics", topic]
     args += ["--groups", group, "--name", name, "-o", str(plan_path)]
     made = run_in(tmp_path, ["--config", str(config), *args])
-    assert made.code == 0, made.output
+    assert made.code == 0, made.stdout + made.stderr
     plan = load_plan(plan_path)
     assert plan.schemas is not None and plan.schemas.enabled and plan.schemas.versions >= 3
     assert quota.items() <= {q.key(): q.values for q in plan.quotas}.items()
@@ -262,7 +264,10 @@ def _fill(registry: SchemaRegistry, subjects: int, versions: int) -> None:
     """``subjects`` x ``versions`` Avro schemas registered as a producer would, each subject
     after the first referring to the first one's version 1; the first subject's
     compatibility NONE, the last one READONLY, one version soft-deleted."""
-    client = SchemaRegistryClient({"url": registry.url})
+    auth = registry.config.basic_auth_user_info
+    client = SchemaRegistryClient(
+        {"url": registry.url} | ({"basic.auth.user.info": auth.get_secret_value()} if auth else {})
+    )
     common = "common-value"
     client.set_compatibility(common, "NONE")
     client.register_schema(
@@ -305,7 +310,7 @@ def test_a_target_holding_another_schema_under_an_id_is_refused_before_writing(
     done = run_in(
         pair.parent, ["--config", str(pair), "schemas", "copy", "--source", "a", "--target", "b"]
     )
-    assert done.code == 5, done.output
+    assert done.code == 5, done.stdout + done.stderr
     assert f"another schema under id {taken.id}" in done.stderr
     assert "nothing was written" in done.stderr
     after = (
@@ -362,12 +367,12 @@ def test_a_copy_killed_at_a_random_moment_is_finished_by_running_it_again(pair: 
         pair.parent,
         ["--config", str(pair), "schemas", "copy", "--source", "a", "--target", "b", "--json"],
     )
-    assert again.code == 0, again.output
+    assert again.code == 0, again.stdout + again.stderr
     assert json.loads(again.stdout)["differences"] == []
     compared = run_in(
         pair.parent, ["--config", str(pair), "schemas", "compare", "--source", "a", "--target", "b"]
     )
-    assert compared.code == 0, compared.output
+    assert compared.code == 0, compared.stdout + compared.stderr
     ids = {(v.subject, v.version): (v.id, v.deleted) for v in source.versions()}
     assert {(v.subject, v.version): (v.id, v.deleted) for v in target.versions()} == ids
     modes = {s: target.mode(s) for s in target.subjects()}
@@ -380,7 +385,7 @@ def test_clusters_check_reads_each_clusters_registry_and_exits_3_when_one_is_awa
 ) -> None:
     config = mirror_config(clusters.config_path, tmp_path)
     done = run_in(tmp_path, ["--config", str(config), "clusters", "check", "--json"])
-    assert done.code == 0, done.output
+    assert done.code == 0, done.stdout + done.stderr
     found = {c["name"]: c["schema_registry"] for c in json.loads(done.stdout)["clusters"]}
     assert clusters.source.schema_registry is not None
     assert found["source"]["url"] == clusters.source.schema_registry.url
@@ -391,7 +396,77 @@ def test_clusters_check_reads_each_clusters_registry_and_exits_3_when_one_is_awa
     raw["clusters"]["target"]["schema_registry"] = {"url": f"http://127.0.0.1:{port}"}
     config.write_text(yaml.safe_dump(raw))
     away = run_in(tmp_path, ["--config", str(config), "clusters", "check"])
-    assert away.code == 3, away.output
+    assert away.code == 3, away.stdout + away.stderr
     assert f"cannot reach the schema registry of cluster 'target' (http://127.0.0.1:{port})" in (
         away.stderr
     )
+
+
+# A bcrypt hash of REGISTRY_PASSWORD (cost 4), for a registry that asks for basic auth.
+REGISTRY_PASSWORD = "registry-test-password"
+REGISTRY_HASH = "$2a$04$5ItVQPoAcFW9TPbo6Y/jEu01R9VoRE9bABpBcPuKh1miMzhhZU/zW"
+
+
+def test_a_registry_behind_basic_auth_is_read_with_the_configured_credentials(
+    pair: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`basic_auth_user_info` from clusters.yaml (its password from the environment)
+    reaches the registry; a wrong one is refused with exit 3, and neither is shown."""
+    folder = tmp_path / "guarded"
+    folder.mkdir()
+    (port,) = free_ports(1)
+    settings = folder / "registry.yaml"
+    # The registry expands ${...} in its file, and `$` in a bcrypt hash with it: the hash
+    # comes through its environment.
+    settings.write_text(
+        f"server: {{host: 127.0.0.1, port: {port}}}\nstorage: {{type: memory}}\n"
+        "security:\n  auth:\n    enabled: true\n    methods: [basic]\n"
+        "    basic: {users: {kmigrate: '${KMIGRATE_TEST_HASH}'}}\n"
+        "    rbac: {enabled: false, default_role: admin}\n"
+    )
+    binary = sandbox_registry.ensure_registry()
+    pid = process.start_detached(
+        [str(binary), "-config", str(settings)],
+        folder / "registry.log",
+        env={"KMIGRATE_TEST_HASH": REGISTRY_HASH},
+    )
+    try:
+        wait_for(
+            lambda: _status(f"http://127.0.0.1:{port}/subjects") == 401,
+            timeout=30,
+            message="the guarded registry asking for credentials",
+        )
+        raw = yaml.safe_load(pair.read_text())
+        raw["clusters"]["a"]["schema_registry"] = {
+            "url": f"http://127.0.0.1:{port}",
+            "basic_auth_user_info": "kmigrate:${KMIGRATE_REGISTRY_PASSWORD}",
+        }
+        pair.write_text(yaml.safe_dump(raw))
+        monkeypatch.setenv("KMIGRATE_REGISTRY_PASSWORD", REGISTRY_PASSWORD)
+        _fill(_registry(pair, "a"), 2, 1)
+        copied = run_in(
+            pair.parent,
+            ["--config", str(pair), "schemas", "copy", "--source", "a", "--target", "b", "--json"],
+        )
+        assert copied.code == 0, copied.stdout + copied.stderr
+        assert json.loads(copied.stdout)["differences"] == []
+
+        monkeypatch.setenv("KMIGRATE_REGISTRY_PASSWORD", "not-the-password")
+        refused = run_in(pair.parent, ["--config", str(pair), "schemas", "list", "--cluster", "a"])
+        assert refused.code == 3, refused.stdout + refused.stderr
+        assert "refused kmigrate's credentials (HTTP 401)" in refused.stderr
+        for ran in (copied, refused):
+            shown = ran.stdout + ran.stderr
+            assert REGISTRY_PASSWORD not in shown and "not-the-password" not in shown
+    finally:
+        process.stop_processes({pid: settings}, grace=5.0)
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0

@@ -9,10 +9,35 @@ import logging
 from typing import Any, Self
 
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError, KafkaOperationError
+from kmigrate.errors import (
+    ClusterUnavailableError,
+    ClusterUnreachableError,
+    ConfigError,
+    KafkaOperationError,
+)
 
 # kafka-python logs every refused connection at ERROR; kmigrate reports failures itself.
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
+
+
+_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# librdkafka's TLS properties (clusters.yaml) and kafka-python's names for them.
+_TLS = {
+    "ssl.ca.location": "ssl_cafile",
+    "ssl.certificate.location": "ssl_certfile",
+    "ssl.key.location": "ssl_keyfile",
+    "ssl.key.password": "ssl_password",
+    "ssl.crl.location": "ssl_crlfile",
+}
+
+
+def _tls_options(conf: dict[str, str]) -> dict[str, Any]:
+    """kafka-python's TLS options from the cluster's librdkafka properties: the same CA,
+    client certificate and key, and host name checking unless it was turned off."""
+    options: dict[str, Any] = {name: conf[key] for key, name in _TLS.items() if conf.get(key)}
+    checking = conf.get("ssl.endpoint.identification.algorithm", "https").lower()
+    options["ssl_check_hostname"] = checking != "none"
+    return options
 
 
 class KafkaPythonAdmin:
@@ -32,9 +57,18 @@ class KafkaPythonAdmin:
         protocol = conf.get("security.protocol", "PLAINTEXT").upper()
         if protocol != "PLAINTEXT":
             options["security_protocol"] = protocol
-            options["sasl_mechanism"] = conf.get("sasl.mechanism", "PLAIN").upper()
+        if protocol.startswith("SASL"):
+            mechanism = conf.get("sasl.mechanism", "GSSAPI").upper()
+            if mechanism not in _MECHANISMS:
+                raise ConfigError(
+                    f"cluster '{cluster.name}': kmigrate's quota and reassignment commands "
+                    f"log in with SASL {' or '.join(_MECHANISMS)}, not {mechanism}"
+                )
+            options["sasl_mechanism"] = mechanism
             options["sasl_plain_username"] = conf.get("sasl.username")
             options["sasl_plain_password"] = conf.get("sasl.password")
+        if protocol.endswith("SSL"):
+            options |= _tls_options(conf)
         # kafka-python: imported here, not at start-up (`kmigrate reassign --help`).
         from kafka.admin import KafkaAdminClient
         from kafka.errors import KafkaError

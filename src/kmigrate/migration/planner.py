@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kmigrate.config import ClusterConfig
-from kmigrate.errors import AuthorizationError, ConfigError
+from kmigrate.errors import AuthorizationError, ConfigError, KafkaOperationError
 from kmigrate.identity.principals import PrincipalMap
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import NOT_TOPIC_OR_GROUP, acl_support, split_acls
@@ -85,11 +85,11 @@ def new_plan(
 def _quotas(
     source: ClusterConfig, principals: PrincipalMap
 ) -> tuple[list[PlannedQuota], list[str]]:
-    """The source's client quotas; none, with the reason, when the source does not let
-    kmigrate read them (it then copies none: the plan says so)."""
+    """The source's client quotas; none, with the reason, when kmigrate cannot read them
+    (not allowed, a login its quota client lacks): the plan says so and copies none."""
     try:
         return planned_quotas(source, principals)
-    except AuthorizationError as exc:
+    except (AuthorizationError, ConfigError, KafkaOperationError) as exc:
         return [], [f"the source's quotas were not read: {exc.message}"]
 
 

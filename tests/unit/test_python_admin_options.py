@@ -1,0 +1,42 @@
+"""kafka-python (quotas, reassignments) logs in as clusters.yaml says: SASL PLAIN or SCRAM,
+TLS with the same CA, certificate and key; a mechanism it cannot do is one clear line."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmigrate.config import ClusterConfig
+from kmigrate.errors import ConfigError
+from kmigrate.kafka.python_admin import KafkaPythonAdmin, _tls_options
+
+
+def test_tls_properties_become_kafka_pythons():
+    conf = {
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "ssl.certificate.location": "/etc/kafka/me.pem",
+        "ssl.key.location": "/etc/kafka/me.key",
+        "ssl.key.password": "secret",
+    }
+    assert _tls_options(conf) == {
+        "ssl_cafile": "/etc/kafka/ca.pem",
+        "ssl_certfile": "/etc/kafka/me.pem",
+        "ssl_keyfile": "/etc/kafka/me.key",
+        "ssl_password": "secret",
+        "ssl_check_hostname": True,
+    }
+    unchecked = _tls_options({"ssl.endpoint.identification.algorithm": "none"})
+    assert unchecked == {"ssl_check_hostname": False}
+
+
+def test_a_mechanism_kafka_python_cannot_log_in_with_is_refused_in_one_line():
+    cluster = ClusterConfig(
+        name="corp",
+        bootstrap_servers="127.0.0.1:1",
+        properties={"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"},
+    )
+    with pytest.raises(
+        ConfigError,
+        match="log in with SASL PLAIN or SCRAM-SHA-256 or SCRAM-SHA-512, not OAUTHBEARER",
+    ):
+        KafkaPythonAdmin(cluster)

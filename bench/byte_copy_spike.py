@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import datetime as dt
 import heapq
-import itertools
 import json
 import os
 import random
@@ -41,14 +40,22 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cramjam
 import crc32c
-from confluent_kafka import Consumer, Producer, TopicPartition
-from harness import HERE, machine, results_header
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from harness import (
+    HERE,
+    Bench,
+    TreeSampler,
+    machine,
+    results_header,
+    run_kmigrate_mirror,
+    stop,
+)
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v17.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.init_producer_id.v5.request import InitProducerIdRequest
@@ -58,6 +65,7 @@ from kio.static.primitive import Records
 from mirror_vs_mm2 import perf_consumer
 
 from kmigrate.config import ClusterConfig, load_settings
+from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.backend import BrokerLink
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
@@ -170,37 +178,22 @@ def committed(records: bytes, aborted: Any, position: int) -> tuple[list[BatchHe
 
 def rewrite(
     records: bytes, kept: list[BatchHead], producer: tuple[int, int], sequence: int
-) -> tuple[list[tuple[memoryview, int]], int]:
-    """``kept`` batches as the copier's idempotent producer sends them, each with the
-    offsets it takes, and the next base sequence. Only batch header fields change; the
-    records stay bytes (one copy of the fetched bytes, patched in place)."""
-    if kept and kept[0].start == 0 and kept[-1].end == len(records) and _contiguous(kept):
-        out = bytearray(records)  # the common case: everything kept
-        shifted = kept
-    else:
-        source = memoryview(records)
-        out = bytearray().join(source[h.start : h.end] for h in kept)
-        shifted, at = [], 0
-        for h in kept:
-            shifted.append(BatchHead(at, at + h.end - h.start, *_fields(h)))
-            at += h.end - h.start
-    view, batches = memoryview(out), []
-    for h in shifted:
-        _BASE.pack_into(out, h.start, 0)  # brokers refuse a client batch not based at 0
-        _ATTRIBUTES.pack_into(out, h.start + 21, h.attributes & ~TRANSACTIONAL)
-        _IDENTITY.pack_into(out, h.start + 43, producer[0], producer[1], sequence)
-        _CRC.pack_into(out, h.start + 17, crc32c.crc32c(view[h.start + 21 : h.end]))
+) -> tuple[list[tuple[bytes, memoryview, int]], int]:
+    """``kept`` batches as the copier's idempotent producer sends them: each as its
+    patched 61-byte header, a view of its records (never copied here) and the offsets it
+    takes; and the next base sequence. The CRC is computed over the new header's tail
+    and then the records, without joining them."""
+    view, batches = memoryview(records), []
+    for h in kept:
+        head = bytearray(view[h.start : h.start + HEAD.size])
+        _BASE.pack_into(head, 0, 0)  # brokers refuse a client batch not based at 0
+        _ATTRIBUTES.pack_into(head, 21, h.attributes & ~TRANSACTIONAL)
+        _IDENTITY.pack_into(head, 43, producer[0], producer[1], sequence)
+        body = view[h.start + HEAD.size : h.end]
+        _CRC.pack_into(head, 17, crc32c.crc32c(body, crc32c.crc32c(head[21:])))
         sequence = (sequence + h.last_delta + 1) % 2**31  # the broker's lastSequence + 1
-        batches.append((view[h.start : h.end], h.last_delta + 1))
+        batches.append((bytes(head), body, h.last_delta + 1))
     return batches, sequence
-
-
-def _contiguous(kept: list[BatchHead]) -> bool:
-    return all(a.end == b.start for a, b in itertools.pairwise(kept))
-
-
-def _fields(h: BatchHead) -> tuple[int, int, int, int, int]:
-    return h.base, h.last_delta, h.attributes, h.producer_id, h.count
 
 
 # --------------------------------------------------------------------- the byte copy
@@ -265,14 +258,134 @@ async def idempotent_producer(link: BrokerLink, wait_s: float = 60.0) -> tuple[i
         await asyncio.sleep(0.5)
 
 
-Part = tuple[PartitionCopy, memoryview, int]  # state, one batch, offsets it takes
+class FrameReader(asyncio.BufferedProtocol):
+    """Kafka frames received straight into one buffer per frame (no StreamReader)."""
+
+    def __init__(self, link: LeanLink) -> None:
+        self.link = link
+        self.head = bytearray(4)
+        self.frame: bytearray | None = None
+        self.view, self.filled = memoryview(self.head), 0
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.view[self.filled :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.filled += nbytes
+        if self.filled < len(self.view):
+            return
+        if self.frame is None:
+            self.frame = bytearray(int.from_bytes(self.head, "big"))
+            self.view, self.filled = memoryview(self.frame), 0
+        else:
+            frame, self.frame = self.frame, None
+            self.view, self.filled = memoryview(self.head), 0
+            self.link.answered(frame)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.link.lost(exc)
+
+
+class LeanLink:
+    """One connection to one broker, as lean as asyncio allows: frames land in their
+    own buffer (``FrameReader``), responses are decoded by kio, and Produce requests are
+    written as a list of chunks (the batches' records are never copied into a request
+    buffer: ``writelines`` hands them to the socket)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.address = (host, port)
+        self.transport: asyncio.Transport | None = None
+        self.pending: dict[int, tuple[asyncio.Future[Any], int, int]] = {}
+        self.next = 0
+        self.opening = asyncio.Lock()
+
+    async def _open(self) -> asyncio.Transport:
+        async with self.opening:  # one connection, however many callers race to open it
+            if self.transport is None:
+                loop = asyncio.get_running_loop()
+                transport, _ = await loop.create_connection(
+                    lambda: FrameReader(self), *self.address
+                )
+                self.transport = transport  # type: ignore[assignment]
+        assert self.transport is not None
+        return self.transport
+
+    def _expect(self, api_key: int, version: int) -> tuple[int, asyncio.Future[Any]]:
+        self.next += 1
+        future = asyncio.get_running_loop().create_future()
+        self.pending[self.next] = (future, api_key, version)
+        return self.next, future
+
+    async def call(self, body: Any) -> Any:
+        transport = await self._open()
+        correlation, future = self._expect(type(body).__api_key__, type(body).__version__)
+        transport.write(wire.encode_request(body, correlation, "spike-copy"))
+        return await future
+
+    async def produce(self, topic: str, parts: list[tuple[int, bytes, memoryview]]) -> Any:
+        """Produce v12, acks=-1: one batch (header, records) per partition."""
+        transport = await self._open()
+        correlation, future = self._expect(0, 12)
+        transport.writelines(produce_frame(correlation, topic, parts))
+        return await future
+
+    def answered(self, frame: bytearray) -> None:
+        future, api_key, version = self.pending.pop(int.from_bytes(frame[:4], "big"))
+        try:  # kio reads read-only buffers: a read-only view, not a copy
+            body = wire.decode_response(memoryview(frame).toreadonly(), api_key, version)[1]
+        except wire.FrameError as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(body)
+
+    def lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        pending, self.pending = self.pending, {}
+        for future, _, _ in pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError(f"{self.address}: {exc or 'closed'}"))
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def produce_frame(
+    correlation: int, topic: str, parts: list[tuple[int, bytes, memoryview]]
+) -> list[bytes | memoryview]:
+    """A Produce v12 request (flexible; header v2, client id "spike-copy", no
+    transactional id, acks=-1, timeout 30 s) as chunks to write in order."""
+    name = topic.encode()
+    chunks: list[bytes | memoryview] = [
+        struct.pack(">hhih", 0, 12, correlation, 10) + b"spike-copy\0"  # + no tags
+        + b"\0" + struct.pack(">hi", -1, 30_000)  # no transactional id, acks, timeout
+        + _uvarint(2) + _uvarint(len(name) + 1) + name + _uvarint(len(parts) + 1)
+    ]  # fmt: skip
+    for partition, head, body in parts:
+        chunks += [struct.pack(">i", partition) + _uvarint(len(head) + len(body) + 1), head, body]
+        chunks.append(b"\0")  # the partition's tagged fields
+    chunks.append(b"\0\0")  # the topic's and the request's tagged fields
+    size = sum(len(c) for c in chunks)
+    return [struct.pack(">i", size), *chunks]
+
+
+Part = tuple[PartitionCopy, bytes, memoryview, int]  # state, batch header, records, offsets
 
 
 class ProduceSink:
     """Produce requests to one target leader, ``in_flight`` at most at once on one
     connection; each answer is checked against the offsets the copier predicts."""
 
-    def __init__(self, link: BrokerLink, topic: str, in_flight: int) -> None:
+    def __init__(self, link: BrokerLink | LeanLink, topic: str, in_flight: int) -> None:
         self.link, self.topic = link, topic
         self.slots = asyncio.Semaphore(in_flight)
         self.tasks: set[asyncio.Task[None]] = set()
@@ -285,32 +398,37 @@ class ProduceSink:
             raise self.failure
         await self.slots.acquire()
         expected = {}
-        for state, _, offsets in parts:
+        for state, _, _, offsets in parts:
             expected[state.partition] = state.target_next
             state.target_next += offsets
-        request = ProduceRequest(
-            transactional_id=None,
-            acks=-1,
-            timeout=dt.timedelta(seconds=30),
-            topic_data=(
-                TopicProduceData(
-                    name=self.topic,
-                    partition_data=tuple(
-                        PartitionProduceData(index=s.partition, records=data)
-                        for s, data, _ in parts
+        if isinstance(self.link, LeanLink):
+            call = self.link.produce(self.topic, [(s.partition, h, b) for s, h, b, _ in parts])
+        else:
+            call = self.link.call(
+                ProduceRequest(
+                    transactional_id=None,
+                    acks=-1,
+                    timeout=dt.timedelta(seconds=30),
+                    topic_data=(
+                        TopicProduceData(
+                            name=self.topic,
+                            partition_data=tuple(
+                                PartitionProduceData(index=s.partition, records=h + b)
+                                for s, h, b, _ in parts
+                            ),
+                        ),
                     ),
-                ),
-            ),
-        )
+                )
+            )
         # Tasks start in creation order, so requests go out in sequence order.
-        task = asyncio.create_task(self._call(request, expected))
+        task = asyncio.create_task(self._call(call, expected))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         self.requests += 1
 
-    async def _call(self, request: ProduceRequest, expected: dict[int, int]) -> None:
+    async def _call(self, call: Any, expected: dict[int, int]) -> None:
         try:
-            answer = await self.link.call(request)
+            answer = await call
             for reply in answer.responses[0].partition_responses:
                 want = expected[int(reply.index)]
                 if reply.error_code != ErrorCode.none or reply.base_offset != want:
@@ -354,7 +472,7 @@ def fetch_request(topic_id: uuid.UUID, parts: list[PartitionCopy], part_bytes: i
 
 
 async def copy_from_leader(
-    link: BrokerLink,
+    link: BrokerLink | LeanLink,
     topic_id: uuid.UUID,
     parts: dict[int, PartitionCopy],
     sinks: dict[int, ProduceSink],
@@ -377,11 +495,13 @@ async def copy_from_leader(
             kept, state.position = committed(records, data.aborted_transactions, state.position)
             batches, state.sequence = rewrite(records, kept, producer, state.sequence)
             stats.records += sum(h.count for h in kept)
-            stats.wire_bytes += sum(len(v) for v, _ in batches)
-            for index, (view, offsets) in enumerate(batches):
+            stats.wire_bytes += sum(len(h) + len(b) for h, b, _ in batches)
+            for index, (head, body, offsets) in enumerate(batches):
                 if index == len(rounds):
                     rounds.append({})
-                rounds[index].setdefault(sinks[state.partition], []).append((state, view, offsets))
+                rounds[index].setdefault(sinks[state.partition], []).append(
+                    (state, head, body, offsets)
+                )
         for round_ in rounds:
             for sink, items in round_.items():
                 await sink.send(items)
@@ -395,34 +515,43 @@ async def byte_copy(
     *,
     in_flight: int = 4,
     part_bytes: int = 4 * 1024 * 1024,
+    connections: int = 1,
+    lean: bool = False,
 ) -> CopyStats:
     """Copy ``topic`` partitions [0, end) from ``source`` to the same partitions of
     ``target`` (empty), batch for batch. Exact for a static source: the target ends
-    with every committed record once, in order, at offsets 0..n-1."""
+    with every committed record once, in order, at offsets 0..n-1.
+
+    A broker serves one connection's requests one at a time: ``connections`` lanes per
+    leader on each side, partition p in lane p % connections (one lane per partition
+    keeps its batches, hence its sequences, in order)."""
     boot_s = BrokerLink(*_address(source), "spike-copy", None)
     boot_t = BrokerLink(*_address(target), "spike-copy", None)
     source_id, source_leaders = await topic_layout(boot_s, topic)
     _, target_leaders = await topic_layout(boot_t, topic)
     producer = await idempotent_producer(boot_t)
-    links = {a: BrokerLink(*a, "spike-copy", None) for a in {*source_leaders.values()}}
-    target_links = {a: BrokerLink(*a, "spike-copy", None) for a in {*target_leaders.values()}}
-    sink_of = {a: ProduceSink(link, topic, in_flight) for a, link in target_links.items()}
-    sinks = {p: sink_of[target_leaders[p]] for p in ends}
+    fetch_lanes: dict[tuple, dict[int, PartitionCopy]] = {}
+    for p, end in ends.items():
+        lane = (source_leaders[p], p % connections)
+        fetch_lanes.setdefault(lane, {})[p] = PartitionCopy(p, end)
+
+    def connect(address: tuple[str, int]) -> BrokerLink | LeanLink:
+        return LeanLink(*address) if lean else BrokerLink(*address, "spike-copy", None)
+
+    links = {lane: connect(lane[0]) for lane in fetch_lanes}
+    sink_of: dict[tuple, ProduceSink] = {}
+    for p in ends:
+        lane = (target_leaders[p], p % connections)
+        if lane not in sink_of:
+            sink_of[lane] = ProduceSink(connect(lane[0]), topic, in_flight)
+    sinks = {p: sink_of[(target_leaders[p], p % connections)] for p in ends}
     stats = CopyStats()
     started, cpu = time.perf_counter(), time.process_time()
     try:
         await asyncio.gather(
             *(
-                copy_from_leader(
-                    link,
-                    source_id,
-                    {p: PartitionCopy(p, e) for p, e in ends.items() if source_leaders[p] == a},
-                    sinks,
-                    producer,
-                    part_bytes,
-                    stats,
-                )
-                for a, link in links.items()
+                copy_from_leader(links[lane], source_id, parts, sinks, producer, part_bytes, stats)
+                for lane, parts in fetch_lanes.items()
             )
         )
         for sink in sink_of.values():
@@ -431,7 +560,7 @@ async def byte_copy(
         stats.cpu_s = time.process_time() - cpu
         stats.produces = sum(s.requests for s in sink_of.values())
     finally:
-        for link in [boot_s, boot_t, *links.values(), *target_links.values()]:
+        for link in [boot_s, boot_t, *links.values(), *(s.link for s in sink_of.values())]:
             link.close()
     return stats
 
@@ -508,6 +637,41 @@ def _produce(producer: Producer, topic: str, value: Any, key: Any, kwargs: dict)
             producer.poll(0.05)
 
 
+def mirror_copy(ctx: Context, topic: str, ends: dict[int, int], payload: int) -> dict:
+    """Today's mirror (``kmigrate mirror start``, Spark local[2 x cores]) on the same
+    topic: time and CPU (its whole process tree) from the first record on the target to
+    the last; start-up reported apart."""
+    delete_topic(ctx.target_admin, topic)
+    bench = Bench(load_settings(ctx.config), ctx.config, ctx.jars, ctx.jars)
+    proc = run_kmigrate_mirror(bench, topic, f"spike-{uuid.uuid4().hex[:8]}")
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    start, first, cpu_first = time.monotonic(), None, 0.0
+    try:
+        while True:
+            got = ends_of(ctx.target, topic, ctx.args.partitions, timeout=2)
+            now = time.monotonic()
+            if first is None and sum(got.values()) > 0:
+                sampler.sample()
+                first, cpu_first = now, sampler.cpu_s()
+            if all(got.get(p, 0) >= end for p, end in ends.items()):
+                sampler.sample()
+                break
+            if now - start > 1800:
+                raise RuntimeError(f"today's mirror did not copy {topic} within 30 min")
+            time.sleep(0.1)
+        seconds, cpu = now - (first or now), sampler.cpu_s() - cpu_first
+    finally:
+        stop(proc, group=False)
+        sampler.stop()
+    total = sum(ends.values())
+    return {
+        "records": total,
+        "startup_s": round((first or now) - start, 1),
+        **rates(CopyStats(total, 0, 0, 0, seconds, cpu), payload, total),
+    }
+
+
 # --------------------------------------------------------------------- data and checks
 
 
@@ -528,9 +692,17 @@ def values(size: int, n: int = 4096) -> list[bytes]:
     return out
 
 
-def fill(config: ClusterConfig, topic: str, partitions: int, n: int, size: int, codec: str) -> None:
+def fill(
+    config: ClusterConfig,
+    topic: str,
+    partitions: int,
+    n: int,
+    size: int,
+    codec: str,
+    batch_bytes: int = 1_000_000,
+) -> None:
     """``n`` records of ``size`` bytes over the topic's partitions (round robin), keys
-    on every record, a header on every tenth."""
+    on every record, a header on every tenth, in batches of up to ``batch_bytes``."""
     producer = Producer(
         {
             **config.as_librdkafka(),
@@ -538,7 +710,7 @@ def fill(config: ClusterConfig, topic: str, partitions: int, n: int, size: int, 
             "enable.idempotence": True,
             "compression.type": codec,
             "linger.ms": 20,
-            "batch.size": 1_000_000,
+            "batch.size": batch_bytes,
             "queue.buffering.max.kbytes": 512 * 1024,
         }
     )
@@ -571,15 +743,22 @@ def fill_transactions(config: ClusterConfig, topic: str, rounds: int = 40) -> No
     plain.flush(30)
 
 
-def ends_of(config: ClusterConfig, topic: str, partitions: int) -> dict[int, int]:
+def ends_of(
+    config: ClusterConfig, topic: str, partitions: int, timeout: float = 10
+) -> dict[int, int]:
+    """Each partition's high watermark (0 for a partition not there yet)."""
     consumer = Consumer({**config.as_librdkafka(), "group.id": "spike-ends"})
     try:
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in range(partitions)
-        }
+        return {p: _high(consumer, topic, p, timeout) for p in range(partitions)}
     finally:
         consumer.close()
+
+
+def _high(consumer: Consumer, topic: str, partition: int, timeout: float) -> int:
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout)[1])
+    except KafkaException:
+        return 0
 
 
 def compare(source: ClusterConfig, target: ClusterConfig, topic: str, ends: dict) -> dict:
@@ -600,8 +779,8 @@ def compare(source: ClusterConfig, target: ClusterConfig, topic: str, ends: dict
     return {"records_compared": checked, "equal": not problems, "problems": problems[:10]}
 
 
-def recreate(admin: ClusterAdmin, topic: str, partitions: int) -> None:
-    """``topic`` empty on ``admin``'s cluster (deleted first if present)."""
+def delete_topic(admin: ClusterAdmin, topic: str) -> None:
+    """``topic`` gone from ``admin``'s cluster (if it was there)."""
     if any(t.name == topic for t in admin.list_topics()):
         admin.delete_topics([topic])
         deadline = time.monotonic() + 60
@@ -609,6 +788,11 @@ def recreate(admin: ClusterAdmin, topic: str, partitions: int) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{topic} was not deleted within 60s")
             time.sleep(0.3)
+
+
+def recreate(admin: ClusterAdmin, topic: str, partitions: int) -> None:
+    """``topic`` empty on ``admin``'s cluster (deleted first if present)."""
+    delete_topic(admin, topic)
     for _ in range(60):  # a just-deleted name may be refused for a moment
         try:
             admin.create_topic(topic, partitions, configs=TOPIC_CONFIGS)
@@ -655,7 +839,41 @@ def run_case(ctx: Context, topic: str, size: int, codec: str) -> dict:
     total = sum(ends.values())
     payload = total * size
     result: dict[str, Any] = {"records": total, "payload_mb": round(payload / 1e6, 1)}
-    if "byte" in ctx.args.only:
+    for contender, key, lean in BYTE_CONTENDERS:
+        if contender not in ctx.args.only:
+            continue
+        result[key] = repeated_byte_copy(ctx, topic, ends, payload, lean=lean)
+        print(f"{topic} {key}: {json.dumps(result[key])}", flush=True)
+        if ctx.args.verify:
+            result[key]["check"] = compare(ctx.source, ctx.target, topic, ends)
+            print(f"{topic} {key} check: {json.dumps(result[key]['check'])}", flush=True)
+    if "record" in ctx.args.only:
+        recreate(ctx.target_admin, topic, ctx.args.partitions)
+        stats = record_copy(ctx.source, ctx.target, topic, ends, codec)
+        result["record_copy"] = rates(stats, payload, total)
+        print(f"{topic} record copy: {json.dumps(result['record_copy'])}", flush=True)
+    if "mirror" in ctx.args.only:
+        result["mirror_today"] = mirror_copy(ctx, topic, ends, payload)
+        print(f"{topic} today's mirror: {json.dumps(result['mirror_today'])}", flush=True)
+    if "perf" in ctx.args.only:
+        result["consumer_performance"] = perf_consumer(
+            ctx.jars, ctx.source.bootstrap_servers, topic, total
+        )
+        print(f"{topic} ConsumerPerformance: {json.dumps(result['consumer_performance'])}")
+    return result
+
+
+# (--only name, results key, over LeanLink): the gateway's BrokerLink is what exists.
+BYTE_CONTENDERS = (("byte", "byte_copy", True), ("byte-gateway", "byte_copy_gateway_link", False))
+
+
+def repeated_byte_copy(
+    ctx: Context, topic: str, ends: dict[int, int], payload: int, *, lean: bool
+) -> dict:
+    """The byte copy ``--repeat`` times onto an empty target; the median run's figures
+    (by records/s), and every run's records/s."""
+    runs = []
+    for _ in range(ctx.args.repeat):
         recreate(ctx.target_admin, topic, ctx.args.partitions)
         stats = asyncio.run(
             byte_copy(
@@ -665,29 +883,21 @@ def run_case(ctx: Context, topic: str, size: int, codec: str) -> dict:
                 ends,
                 in_flight=ctx.args.in_flight,
                 part_bytes=ctx.args.part_bytes,
+                connections=ctx.args.connections,
+                lean=lean,
             )
         )
-        result["byte_copy"] = {
-            **rates(stats, payload, total),
-            "wire_mb": round(stats.wire_bytes / 1e6, 1),
-            "fetches": stats.fetches,
-            "produce_requests": stats.produces,
-        }
-        print(f"{topic} byte copy: {json.dumps(result['byte_copy'])}", flush=True)
-        if ctx.args.verify:
-            result["byte_copy"]["check"] = compare(ctx.source, ctx.target, topic, ends)
-            print(f"{topic} check: {json.dumps(result['byte_copy']['check'])}", flush=True)
-    if "record" in ctx.args.only:
-        recreate(ctx.target_admin, topic, ctx.args.partitions)
-        stats = record_copy(ctx.source, ctx.target, topic, ends, codec)
-        result["record_copy"] = rates(stats, payload, total)
-        print(f"{topic} record copy: {json.dumps(result['record_copy'])}", flush=True)
-    if "perf" in ctx.args.only:
-        result["consumer_performance"] = perf_consumer(
-            ctx.jars, ctx.source.bootstrap_servers, topic, total
+        total = sum(ends.values())
+        runs.append(
+            {
+                **rates(stats, payload, total),
+                "wire_mb": round(stats.wire_bytes / 1e6, 1),
+                "fetches": stats.fetches,
+                "produce_requests": stats.produces,
+            }
         )
-        print(f"{topic} ConsumerPerformance: {json.dumps(result['consumer_performance'])}")
-    return result
+    median = sorted(runs, key=lambda r: r["records_per_s"])[len(runs) // 2]
+    return {**median, "runs_records_per_s": [r["records_per_s"] for r in runs]}
 
 
 @dataclass
@@ -698,7 +908,7 @@ class Context:
     source_admin: ClusterAdmin
     target_admin: ClusterAdmin
     jars: Path
-    notes: list[str] = field(default_factory=list)
+    config: Path  # kmigrate's config for the sandbox (today's mirror reads it)
 
 
 def main() -> None:
@@ -708,15 +918,32 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--dir", type=Path, default=HERE / ".work" / "spike")
     parser.add_argument("--keep", action="store_true", help="Leave the clusters running.")
-    parser.add_argument("--cases", default="100B-none,100B-lz4,10KB-none,10KB-lz4")
-    parser.add_argument("--only", default="byte,record,perf", help="contenders to run")
+    parser.add_argument(
+        "--cases",
+        default="100B-none,100B-lz4,10KB-none,10KB-lz4,100B-none-16k,10KB-none-16k",
+        help="SIZE-CODEC[-BATCHk]: source batches of BATCH KB (default 1 MB)",
+    )
+    parser.add_argument(
+        "--only",
+        default="byte,byte-gateway,record,mirror,perf",
+        help="contenders to run, in this order (byte: over LeanLink; byte-gateway: over "
+        "the gateway's BrokerLink and kio-encoded Produce)",
+    )
     parser.add_argument("--no-verify", dest="verify", action="store_false")
+    parser.add_argument("--repeat", type=int, default=3, help="byte copy runs per case")
     parser.add_argument("--in-flight", type=int, default=4)
+    parser.add_argument("--connections", type=int, default=1, help="byte copy lanes per leader")
     parser.add_argument("--part-bytes", type=int, default=4 * 1024 * 1024)
     parser.add_argument("--probe", action="store_true", help="Run the Produce probes.")
     parser.add_argument("--no-write", dest="write", action="store_false")
+    parser.add_argument(
+        "--profile-summary", type=Path, help="Summarise a py-spy --idle speedscope file; exit."
+    )
     args = parser.parse_args()
     args.only = args.only.split(",")
+    if args.profile_summary:
+        print(json.dumps(summarise_profile(args.profile_summary), indent=2))
+        return
 
     manager.up(args.dir, manager.UpRequest(clusters=("source", "target")))
     try:
@@ -733,16 +960,22 @@ def run(args: argparse.Namespace) -> None:
         **results_header(args.partitions),
         "machine": machine(),
         "data": {"100B": args.small, "10KB": args.large},
-        "settings": {"in_flight": args.in_flight, "partition_max_bytes": args.part_bytes},
+        "settings": {
+            "in_flight": args.in_flight,
+            "partition_max_bytes": args.part_bytes,
+            "connections": args.connections,
+        },
     }
     with ClusterAdmin(source) as sa, ClusterAdmin(target) as ta:
-        ctx = Context(args, source, target, sa, ta, ensure_jars(DEFAULT_KAFKA_VERSION))
+        jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+        ctx = Context(args, source, target, sa, ta, jars, mirror_config(args.dir))
         prepare(ctx)
         results["cases"] = {}
         for case in args.cases.split(","):
-            size_name, codec = case.split("-")
+            size_name, codec, _ = parse_case(case)
             results["cases"][case] = run_case(ctx, f"spike-{case}", SIZES[size_name], codec)
-        results["transactions"] = check_transactions(ctx)
+        if args.verify and {"byte", "byte-gateway"} & set(args.only):
+            results["transactions"] = check_transactions(ctx)
         if args.probe:
             results["probes"] = asyncio.run(run_probes(source, target, ta))
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -753,18 +986,37 @@ def run(args: argparse.Namespace) -> None:
         print(f"wrote {out}")
 
 
+def mirror_config(directory: Path) -> Path:
+    """The sandbox's clusters.yaml with absolute paths and a store of its own."""
+    config = directory / "kmigrate.yaml"
+    config.write_text(
+        (directory / "clusters.yaml")
+        .read_text()
+        .replace("env_file: secrets.env", f"env_file: {directory / 'secrets.env'}")
+        .replace("sqlite:///kmigrate.db", f"sqlite:///{directory / 'kmigrate.db'}")
+    )
+    return config
+
+
+def parse_case(case: str) -> tuple[str, str, int]:
+    """ "100B-lz4" -> ("100B", "lz4", 1 MB batches); "10KB-none-16k" -> 16 KB batches
+    (the Java producer's default batch.size: what most real source logs hold)."""
+    size_name, codec, *batch = case.split("-")
+    return size_name, codec, int(batch[0].rstrip("k")) * 1024 if batch else 1_000_000
+
+
 def prepare(ctx: Context) -> None:
     """Source topics filled once (kept across runs in the same ``--dir``)."""
     counts = {"100B": ctx.args.small, "10KB": ctx.args.large}
     for case in ctx.args.cases.split(","):
-        size_name, codec = case.split("-")
+        size_name, codec, batch_bytes = parse_case(case)
         topic, n = f"spike-{case}", counts[size_name]
         have = [t.name for t in ctx.source_admin.list_topics()]
         if topic in have and sum(ends_of(ctx.source, topic, ctx.args.partitions).values()) == n:
             continue
         recreate(ctx.source_admin, topic, ctx.args.partitions)
         print(f"filling {topic} with {n} records ...", flush=True)
-        fill(ctx.source, topic, ctx.args.partitions, n, SIZES[size_name], codec)
+        fill(ctx.source, topic, ctx.args.partitions, n, SIZES[size_name], codec, batch_bytes)
 
 
 def check_transactions(ctx: Context) -> dict:
@@ -783,17 +1035,36 @@ def check_transactions(ctx: Context) -> dict:
     return result
 
 
+# Today's mirror vs MirrorMaker 2 in bench/results/2026-11-22.json (records/s, same
+# machine): the byte copy's expected ratio to MM2 is its ratio to today's mirror times this.
+MIRROR_VS_MM2_2026_11_22 = {"100B": 1.36, "10KB": 2.15}
+OTHERS = {
+    "byte_copy_gateway_link": "gateway_link",
+    "record_copy": "record",
+    "mirror_today": "mirror",
+}
+
+
 def summarise(results: dict) -> None:
+    """Ratios per case: byte copy (LeanLink) to each other contender, in records/s and
+    in CPU seconds per MB; and the ratio to MM2 expected from the 2026-11-22 run."""
     for case, r in results["cases"].items():
-        byte, rec = r.get("byte_copy"), r.get("record_copy")
-        perf = r.get("consumer_performance")
-        if byte and rec:
-            r["byte_vs_record"] = round(byte["records_per_s"] / rec["records_per_s"], 2)
-            r["cpu_per_mb_byte_vs_record"] = round(byte["cpu_s_per_mb"] / rec["cpu_s_per_mb"], 3)
-        if byte and perf:
+        byte = r.get("byte_copy")
+        if not byte:
+            continue
+        for key, name in OTHERS.items():
+            if other := r.get(key):
+                r[f"byte_vs_{name}"] = round(byte["records_per_s"] / other["records_per_s"], 2)
+                r[f"cpu_per_mb_byte_vs_{name}"] = round(
+                    byte["cpu_s_per_mb"] / other["cpu_s_per_mb"], 3
+                )
+        if perf := r.get("consumer_performance"):
             r["byte_vs_consumer_performance"] = round(
                 byte["records_per_s"] / perf["records_per_s"], 2
             )
+        if "byte_vs_mirror" in r:
+            past = MIRROR_VS_MM2_2026_11_22[case.split("-")[0]]
+            r["byte_vs_mm2_expected"] = round(r["byte_vs_mirror"] * past, 2)
         print(f"{case}: {json.dumps({k: v for k, v in r.items() if 'vs' in k})}")
 
 
@@ -917,8 +1188,8 @@ async def source_lz4_batch(source: ClusterConfig, producer: tuple[int, int]) -> 
         link.close()
     records = answer.responses[0].partitions[0].records
     first = next(heads(records))
-    (view, _), *_ = rewrite(records, [first], producer, 0)[0]
-    return bytes(view)
+    (head, body, _), *_ = rewrite(records, [first], producer, 0)[0]
+    return head + body
 
 
 async def probe(link: BrokerLink, topic: str, batch: bytes) -> dict:
@@ -968,6 +1239,69 @@ def describe_probe_topic(target: ClusterConfig, topic: str) -> list:
     finally:
         consumer.close()
     return out
+
+
+# --------------------------------------------------------------------- profile summary
+
+# (category, test on a sample's frames): the first that matches names the sample.
+# Frames are (function, file name, source line), leaf last.
+PROFILE_CATEGORIES: list[tuple[str, Any]] = [
+    ("waiting in epoll (idle)", lambda f: f[-1][0].endswith("select")),
+    ("CRC-32C", lambda f: f[-1][0] == "rewrite" and "crc32c" in f[-1][2]),
+    (
+        "records copied into the request (kio path: header + records)",
+        lambda f: f[-1][0].endswith("send") and "h + b" in f[-1][2],
+    ),
+    ("batch walk, filter, header rewrite", lambda f: _in(f, "rewrite", "committed", "heads")),
+    ("kio decode of responses (Fetch, Produce)", lambda f: _in(f, "_decode")),
+    ("kio encode of Produce requests", lambda f: _in(f, "_framed", "encode_request")),
+    ("hand-encoded Produce framing (LeanLink)", lambda f: _in(f, "produce_frame")),
+    ("socket recv + asyncio StreamReader buffering", lambda f: _in(f, "_read_ready", "read_frame")),
+    (
+        "socket send (with writelines' join)",
+        lambda f: _in(f, "_SelectorSocketTransport.write", "_write_ready", "writelines"),
+    ),
+    ("asyncio task/future/loop machinery", lambda f: "/asyncio/" in f[-1][1]),
+    ("the copier's own Python (requests, bookkeeping)", lambda f: True),
+]
+
+
+def _in(frames: list[tuple[str, str, str]], *names: str) -> bool:
+    """Whether a frame is one of ``names`` (qualified, or the bare function name)."""
+    return any(f[0] in names or f[0].rsplit(".", 1)[-1] in names for f in frames)
+
+
+def summarise_profile(path: Path, anchor: str = "Runner.run") -> dict:
+    """Where a py-spy ``--idle`` speedscope profile's time goes inside ``anchor`` (the
+    byte copy's asyncio.run): share of wall time and of busy (non-idle) time."""
+    import linecache
+
+    data = json.loads(path.read_text())
+    frames = data["shared"]["frames"]
+    shares: dict[str, float] = {name: 0.0 for name, _ in PROFILE_CATEGORIES}
+    for profile in data["profiles"]:
+        for stack, weight in zip(profile["samples"], profile["weights"], strict=True):
+            named = [
+                (
+                    frames[i]["name"],
+                    frames[i].get("file", ""),
+                    linecache.getline(frames[i].get("file", ""), frames[i].get("line") or 0),
+                )
+                for i in stack
+            ]
+            if any(f[0] == anchor for f in named):
+                category = next(name for name, test in PROFILE_CATEGORIES if test(named))
+                shares[category] += weight
+    wall = sum(shares.values())
+    busy = wall - shares["waiting in epoll (idle)"]
+    return {
+        "profile": str(path),
+        "sampled_s": round(wall, 2),
+        "share_of_wall": {k: round(v / wall, 3) for k, v in shares.items()},
+        "share_of_busy": {
+            k: round(v / busy, 3) for k, v in shares.items() if not k.startswith("waiting")
+        },
+    }
 
 
 if __name__ == "__main__":

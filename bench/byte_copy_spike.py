@@ -1,29 +1,33 @@
-"""Spike for issue 37: copy record batches as bytes (Fetch -> Produce with kio over
-asyncio, one process) and measure it against a record-by-record loop and the broker.
+"""Spike for issue 37: copy record batches as bytes (Fetch -> Produce over asyncio, one
+process) and measure it against record-by-record copies and the broker's own reader.
 
     KMIGRATE_CACHE=$PWD/.cache .venv/bin/python bench/byte_copy_spike.py \\
-        [--small 2000000] [--large 200000] [--dir bench/.work/spike] [--keep]
+        [--small 2000000] [--large 200000] [--dir bench/.work/spike] [--keep] [--probe]
+    .venv/bin/python bench/byte_copy_spike.py --profile-summary FILE.speedscope.json
 
 Two one-broker sandbox clusters in ``--dir`` (``sandbox up`` is idempotent: running
 clusters are reused, and source topics already holding the data are not refilled).
 The source gets one topic of ``--partitions`` partitions per case: 100 B and 10 KB
-values, produced uncompressed and with lz4 by confluent-kafka, plus a small topic of
-committed and aborted transactions (correctness only). Then, per case:
+values produced by confluent-kafka uncompressed or lz4, in batches of up to 1 MB or
+(``-16k`` cases) 16 KB, the Java producer's default; and a small topic of committed and
+aborted transactions (correctness only). Then, per case, each on an empty target topic:
 
-1. byte copy: Fetch v17 (read_committed) from the source leader; batches of aborted
-   transactions and control batches dropped as a consumer drops them; every other
-   batch produced unchanged (Produce v12, acks=-1, pipelined) as the copier's own
-   idempotent producer: producer id, epoch, base sequence and CRC rewritten, the
-   transactional bit cleared, base offset 0;
-2. the target compared with the source record by record (key, value, headers,
-   timestamp) and its offsets checked to be 0..n-1;
-3. record by record: one confluent-kafka consumer -> idempotent producer loop in one
-   process, the source's compression on the producer;
-4. Kafka's ConsumerPerformance on the source (the broker's ceiling for one reader).
+1. byte copy (``byte``: over ``LeanLink``; ``byte-gateway``: over the gateway's
+   ``BrokerLink`` with kio-encoded Produce), ``--repeat`` runs, the median kept:
+   Fetch v17 read_committed from the source leader; batches of aborted transactions
+   and control batches dropped as a consumer drops them; every other batch produced
+   unchanged (Produce v12, acks=-1, pipelined, one batch per partition per request) as
+   the copier's own idempotent producer: producer id, epoch, base sequence and CRC
+   rewritten, the transactional bit cleared, base offset 0; then the target compared
+   with the source record by record (key, value, headers, timestamp), offsets 0..n-1;
+2. ``record``: one confluent-kafka consumer -> idempotent producer loop in one process
+   (today's mirror task's settings, the source's codec on the producer);
+3. ``mirror``: today's ``kmigrate mirror start`` (Spark local[2 x cores]);
+4. ``perf``: Kafka's ConsumerPerformance on the source.
 
-CPU is this process's (all threads: librdkafka's count for the loop). ``--probe``
-sends hand-made batches to the target and records each error code.
-Results: bench/results/byte-copy-spike-<date>.json.
+CPU is the copier's: this process (all threads) for 1 and 2, the mirror's process tree
+for 3, counted over the copy only. ``--probe`` sends hand-made batches to the target and
+records each error code. Results: bench/results/byte-copy-spike-<date>.json.
 """
 
 from __future__ import annotations
@@ -642,6 +646,7 @@ def mirror_copy(ctx: Context, topic: str, ends: dict[int, int], payload: int) ->
     topic: time and CPU (its whole process tree) from the first record on the target to
     the last; start-up reported apart."""
     delete_topic(ctx.target_admin, topic)
+    settle()
     bench = Bench(load_settings(ctx.config), ctx.config, ctx.jars, ctx.jars)
     proc = run_kmigrate_mirror(bench, topic, f"spike-{uuid.uuid4().hex[:8]}")
     sampler = TreeSampler(proc.pid)
@@ -847,8 +852,15 @@ def run_case(ctx: Context, topic: str, size: int, codec: str) -> dict:
         if ctx.args.verify:
             result[key]["check"] = compare(ctx.source, ctx.target, topic, ends)
             print(f"{topic} {key} check: {json.dumps(result[key]['check'])}", flush=True)
+    if "byte" in ctx.args.only and ctx.args.lanes_sweep:
+        result["byte_copy_by_lanes"] = {}
+        for lanes in (int(k) for k in ctx.args.lanes_sweep.split(",")):
+            found = repeated_byte_copy(ctx, topic, ends, payload, lean=True, connections=lanes)
+            result["byte_copy_by_lanes"][lanes] = found
+            print(f"{topic} byte_copy over {lanes} lane(s): {json.dumps(found)}", flush=True)
     if "record" in ctx.args.only:
         recreate(ctx.target_admin, topic, ctx.args.partitions)
+        settle()
         stats = record_copy(ctx.source, ctx.target, topic, ends, codec)
         result["record_copy"] = rates(stats, payload, total)
         print(f"{topic} record copy: {json.dumps(result['record_copy'])}", flush=True)
@@ -856,6 +868,7 @@ def run_case(ctx: Context, topic: str, size: int, codec: str) -> dict:
         result["mirror_today"] = mirror_copy(ctx, topic, ends, payload)
         print(f"{topic} today's mirror: {json.dumps(result['mirror_today'])}", flush=True)
     if "perf" in ctx.args.only:
+        settle()
         result["consumer_performance"] = perf_consumer(
             ctx.jars, ctx.source.bootstrap_servers, topic, total
         )
@@ -863,18 +876,31 @@ def run_case(ctx: Context, topic: str, size: int, codec: str) -> dict:
     return result
 
 
+def settle() -> None:
+    """Dirty pages written out before a timed copy: each contender writes up to 2 GB,
+    and the kernel's writeback of one run's pages would otherwise slow the next."""
+    os.sync()
+
+
 # (--only name, results key, over LeanLink): the gateway's BrokerLink is what exists.
 BYTE_CONTENDERS = (("byte", "byte_copy", True), ("byte-gateway", "byte_copy_gateway_link", False))
 
 
 def repeated_byte_copy(
-    ctx: Context, topic: str, ends: dict[int, int], payload: int, *, lean: bool
+    ctx: Context,
+    topic: str,
+    ends: dict[int, int],
+    payload: int,
+    *,
+    lean: bool,
+    connections: int | None = None,
 ) -> dict:
     """The byte copy ``--repeat`` times onto an empty target; the median run's figures
     (by records/s), and every run's records/s."""
     runs = []
     for _ in range(ctx.args.repeat):
         recreate(ctx.target_admin, topic, ctx.args.partitions)
+        settle()
         stats = asyncio.run(
             byte_copy(
                 ctx.source,
@@ -883,7 +909,7 @@ def repeated_byte_copy(
                 ends,
                 in_flight=ctx.args.in_flight,
                 part_bytes=ctx.args.part_bytes,
-                connections=ctx.args.connections,
+                connections=connections or ctx.args.connections,
                 lean=lean,
             )
         )
@@ -932,7 +958,12 @@ def main() -> None:
     parser.add_argument("--no-verify", dest="verify", action="store_false")
     parser.add_argument("--repeat", type=int, default=3, help="byte copy runs per case")
     parser.add_argument("--in-flight", type=int, default=4)
-    parser.add_argument("--connections", type=int, default=1, help="byte copy lanes per leader")
+    parser.add_argument(
+        "--connections", type=int, default=4, help="byte copy lanes (connections) per leader"
+    )
+    parser.add_argument(
+        "--lanes-sweep", default="1,2", help="also the byte copy (LeanLink) over these lanes"
+    )
     parser.add_argument("--part-bytes", type=int, default=4 * 1024 * 1024)
     parser.add_argument("--probe", action="store_true", help="Run the Produce probes.")
     parser.add_argument("--no-write", dest="write", action="store_false")
@@ -964,6 +995,7 @@ def run(args: argparse.Namespace) -> None:
             "in_flight": args.in_flight,
             "partition_max_bytes": args.part_bytes,
             "connections": args.connections,
+            "lanes_sweep": args.lanes_sweep,
         },
     }
     with ClusterAdmin(source) as sa, ClusterAdmin(target) as ta:
@@ -1250,7 +1282,7 @@ PROFILE_CATEGORIES: list[tuple[str, Any]] = [
     ("CRC-32C", lambda f: f[-1][0] == "rewrite" and "crc32c" in f[-1][2]),
     (
         "records copied into the request (kio path: header + records)",
-        lambda f: f[-1][0].endswith("send") and "h + b" in f[-1][2],
+        lambda f: "records=h + b" in f[-1][2],
     ),
     ("batch walk, filter, header rewrite", lambda f: _in(f, "rewrite", "committed", "heads")),
     ("kio decode of responses (Fetch, Produce)", lambda f: _in(f, "_decode")),

@@ -3,7 +3,7 @@ process) and measure it against record-by-record copies and the broker's own rea
 
     KMIGRATE_CACHE=$PWD/.cache .venv/bin/python bench/byte_copy_spike.py \\
         [--small 2000000] [--large 200000] [--dir bench/.work/spike] [--keep] [--probe]
-    .venv/bin/python bench/byte_copy_spike.py --profile-summary FILE.speedscope.json
+    .venv/bin/python bench/byte_copy_spike.py --profile-summary FILE.speedscope.json ...
 
 Two one-broker sandbox clusters in ``--dir`` (``sandbox up`` is idempotent: running
 clusters are reused, and source topics already holding the data are not refilled).
@@ -968,12 +968,25 @@ def main() -> None:
     parser.add_argument("--probe", action="store_true", help="Run the Produce probes.")
     parser.add_argument("--no-write", dest="write", action="store_false")
     parser.add_argument(
-        "--profile-summary", type=Path, help="Summarise a py-spy --idle speedscope file; exit."
+        "--profile-summary",
+        type=Path,
+        nargs="+",
+        help="Summarise py-spy --idle speedscope files (into bench/results/"
+        "byte-copy-spike-<date>-profiles.json unless --no-write); exit.",
     )
     args = parser.parse_args()
     args.only = args.only.split(",")
     if args.profile_summary:
-        print(json.dumps(summarise_profile(args.profile_summary), indent=2))
+        # A dict with its date, as every results file (tools/docs/benchmarks.py reads them).
+        summaries = {
+            "date": dt.date.today().isoformat(),
+            "profiles": [summarise_profile(path) for path in args.profile_summary],
+        }
+        print(json.dumps(summaries, indent=2))
+        if args.write:
+            out = HERE / "results" / f"byte-copy-spike-{summaries['date']}-profiles.json"
+            out.write_text(json.dumps(summaries, indent=2) + "\n")
+            print(f"wrote {out}")
         return
 
     manager.up(args.dir, manager.UpRequest(clusters=("source", "target")))

@@ -50,10 +50,7 @@ async def metadata(state: State, body: Any) -> Any:
     )
     # A routed topic the gateway knows no partitions of, or a partition without a
     # leader (just created, a leader being elected): learn again before answering, as
-    # some clients do not ask twice (librdkafka's DeleteRecords fails at once). The same
-    # for a routing change another instance made (partitions added there) whose
-    # refresh is still on its way.
-    await state.settled()
+    # some clients do not ask twice (librdkafka's DeleteRecords fails at once).
     if any(state.known_partition_count(t) is None for t in wanted if t in routes.topics):
         await state.refresh_all()
     elif stale := state.leaderless(wanted):

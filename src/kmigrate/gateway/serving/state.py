@@ -77,7 +77,6 @@ OWN_VERSIONS: Mapping[int, tuple[int, int]] = {
     61: (0, 0),  # DescribeProducers
     75: (0, 0),  # DescribeTopicPartitions (KIP-966)
 }
-FOLLOW_WAIT_S = 2.0  # how long Metadata waits for the refresh a routing change started
 _STALE_LEADER = {
     ErrorCode.not_leader_or_follower,
     ErrorCode.fenced_leader_epoch,
@@ -128,9 +127,6 @@ class State:
         self.principals = PrincipalMap()  # who acts on backends for a client
         self._down: set[str] = set()  # backends that failed, until one answers again
         self._asked_again: dict[str, float] = {}  # backend -> when leaderless() last asked
-        # The refreshes a routing-table change started (a topic created, deleted or grown
-        # through another instance): Metadata waits for them before answering.
-        self._following: list[asyncio.Task[Any]] = []
         # Writes the routing table (read, change, compare-and-set) in ZooKeeper; blocking
         # (run it in a thread). None: an instance without ZooKeeper.
         self.edit_routes: (
@@ -175,17 +171,8 @@ class State:
         self.routes = table
         self.fences.follow(table)
         if changed:
-            self._following = [
-                task for cluster in self.backends if (task := self.soon_refresh(cluster))
-            ]
-
-    async def settled(self, timeout_s: float = FOLLOW_WAIT_S) -> None:
-        """Until the backends' metadata a routing-table change asked for has come back
-        (at most ``timeout_s``): a Metadata answer then has the partitions another
-        instance just added, not the count from before."""
-        pending = [task for task in self._following if not task.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=timeout_s)
+            for cluster in self.backends:
+                self.soon_refresh(cluster)
 
     async def routes_naming(self, topics: Iterable[str]) -> RoutingTable:
         """The routing table, read again from ZooKeeper first when it does not name
@@ -353,14 +340,11 @@ class State:
         self.soon_refresh(cluster)
         return ErrorCode.not_leader_or_follower
 
-    def soon_refresh(self, cluster: str) -> asyncio.Task[Any] | None:
-        """The cluster's metadata learned again in the background (its task)."""
+    def soon_refresh(self, cluster: str) -> None:
         backend = self.backends.get(cluster)
-        if backend is None:
-            return None
-        task = asyncio.get_running_loop().create_task(backend.refresh())
-        task.add_done_callback(quiet)
-        return task
+        if backend is not None:
+            task = asyncio.get_running_loop().create_task(backend.refresh())
+            task.add_done_callback(quiet)
 
 
 def quiet(task: asyncio.Task[Any]) -> None:

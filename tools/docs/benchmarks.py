@@ -851,6 +851,38 @@ def leader_change(results: list[Result]) -> str:
     return blocks(caption(r, cmd, unrecorded), table(header, rows, "llrrr"))
 
 
+def byte_copy_spike(results: list[Result]) -> str:
+    """Issue 37's spike: record batches copied as bytes against today's mirror, per case."""
+    r = results[-1]
+    cmd, unrecorded = command("bench/byte_copy_spike.py", [])
+    rows = []
+    cases = r.get("cases") if isinstance(r.get("cases"), dict) else {}
+    for name, case in cases.items():
+        c = Result("byte-copy-spike", r.path, case if isinstance(case, dict) else {})
+        copy = Result("byte-copy-spike", r.path, c.get("byte_copy") or {})
+        today = Result("byte-copy-spike", r.path, c.get("mirror_today") or {})
+        ceiling = Result("byte-copy-spike", r.path, c.get("consumer_performance") or {})
+        rows.append(
+            [
+                f"`{name}`",
+                num(copy.get("records_per_s")),
+                num(copy.get("cpu_s_per_mb"), 4, " s"),
+                num(today.get("records_per_s")),
+                num(today.get("cpu_s_per_mb"), 4, " s"),
+                num(ceiling.get("records_per_s")),
+            ]
+        )
+    header = [
+        "case",
+        "byte copy: records/s",
+        "CPU per MB",
+        "today's mirror: records/s",
+        "CPU per MB",
+        "ConsumerPerformance: records/s",
+    ]
+    return blocks(caption(r, cmd, unrecorded), table(header, rows, "lrrrrr"))
+
+
 def reassign_scale(results: list[Result]) -> str:
     r = results[-1]
     cmd, unrecorded = command("bench/reassign_scale.py", [])
@@ -991,6 +1023,7 @@ RENDERERS: dict[str, Callable[[list[Result]], str]] = {
     "reassign": reassign,
     "reassign-scale": reassign_scale,
     "leader-change": leader_change,
+    "byte-copy-spike": byte_copy_spike,
     "killpoints": killpoints,
     "cli-help": cli_help,
 }

@@ -69,9 +69,9 @@ from kio.static.primitive import Records
 from mirror_vs_mm2 import perf_consumer
 
 from kmigrate.config import ClusterConfig, load_settings
-from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.backend import BrokerLink
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.protocol import wire
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars

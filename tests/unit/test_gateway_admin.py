@@ -14,11 +14,11 @@ from kmigrate.gateway.control.partition_moves import Migration, Mode, Segment, S
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.routes import RoutingTable, parse_table
 from kmigrate.gateway.protocol.entities import item_type
-from kmigrate.gateway.protocol.wire import request_type, response_type
 from kmigrate.gateway.serving import admin_configs as configs
 from kmigrate.gateway.serving.admin_records import delete_point
 from kmigrate.gateway.serving.admin_topics import check_create, check_delete, check_partitions
 from kmigrate.gateway.serving.cluster import page
+from kmigrate.kafka.protocol.wire import request_type, response_type
 
 ME = Instance(2, "127.0.0.1", 19092)
 INSTANCES = [Instance(1, "127.0.0.1", 19091), ME]

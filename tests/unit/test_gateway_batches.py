@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.gateway.protocol.batches import (
+from kmigrate.codec.batches import (
     BatchError,
     crc_ok,
     producer_of,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kmigrate.codec import batches, records
 from kmigrate.gateway.control import dis
-from kmigrate.gateway.protocol import batches, records
 
 
 @given(

@@ -18,6 +18,7 @@ from kio.schema.list_offsets.v7.request import ListOffsetsPartition
 from kio.schema.list_offsets.v7.response import ListOffsetsPartitionResponse
 from kio.static.primitive import Records
 
+from kmigrate.codec import batches
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.fences import Fences
 from kmigrate.gateway.control.partition_moves import (
@@ -30,7 +31,6 @@ from kmigrate.gateway.control.partition_moves import (
     segments,
 )
 from kmigrate.gateway.control.routes import RoutingTable, parse_table
-from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.serving import virtual
 
 

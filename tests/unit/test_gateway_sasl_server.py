@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
+from kmigrate.codec.sasl import SaslClient
 from kmigrate.config import parse_settings
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.principals import principal_map
-from kmigrate.gateway.protocol import jwt, wire
-from kmigrate.gateway.protocol.sasl import SaslClient
+from kmigrate.gateway.protocol import jwt
 from kmigrate.gateway.protocol.sasl_server import (
     MIN_ITERATIONS,
     OAuthBearerExchange,
@@ -29,6 +29,7 @@ from kmigrate.gateway.protocol.sasl_server import (
 )
 from kmigrate.gateway.protocol.tls import distinguished_name, principal_of
 from kmigrate.gateway.serving.authentication import Access, Authenticator, Sasl
+from kmigrate.kafka.protocol import wire
 
 # RFC 7677 section 3: SCRAM-SHA-256, user "user", password "pencil".
 RFC_SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")

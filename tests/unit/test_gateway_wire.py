@@ -10,11 +10,11 @@ from kio.schema.errors import ErrorCode
 from kio.schema.list_offsets.v7 import request as lo_req
 from kio.schema.list_offsets.v7 import response as lo_resp
 
+from kmigrate.codec.sasl import SaslClient
 from kmigrate.errors import AuthenticationError
-from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.entities import NO_THROTTLE
-from kmigrate.gateway.protocol.sasl import SaslClient
 from kmigrate.gateway.serving import split
+from kmigrate.kafka.protocol import wire
 
 
 def _list_offsets(*topics: tuple[str, list[int]]) -> Any:

@@ -32,8 +32,9 @@ from confluent_kafka.admin import (
 )
 
 from kmigrate.config import load_settings
-from kmigrate.gateway.protocol import tls, wire
+from kmigrate.gateway.protocol import tls
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.protocol import wire
 from kmigrate.model.cluster import AclEntry
 from kmigrate.net import free_ports
 from kmigrate.sandbox.clusters_yaml import load_passwords, password_variable

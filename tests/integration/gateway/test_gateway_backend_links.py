@@ -10,9 +10,9 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.backend import Backend
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.protocol import wire
 from tests.helpers import unique
 from tests.integration.conftest import Clusters
 

@@ -211,7 +211,10 @@ def java_consumer(
         if match:
             consumed.add((int(match[1]), int(match[2]), match[3]))
 
-    argv = ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    # WARN and above in its log (log4j2's default configuration logs errors only): a
+    # failed commit on close says why.
+    argv = ["java", "-Dlog4j2.level=WARN", "-cp", f"{jars}/*",
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
             "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
             "--from-beginning", "--property", "print.partition=true",
             "--property", "print.offset=true",

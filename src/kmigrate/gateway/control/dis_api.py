@@ -30,11 +30,11 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 from pydantic import BaseModel, ConfigDict, Field
 
+from kmigrate.codec import records
 from kmigrate.gateway.control import dis
-from kmigrate.gateway.protocol import records
 from kmigrate.gateway.protocol.entities import build, item_type
-from kmigrate.gateway.protocol.wire import Request as KafkaRequest
-from kmigrate.gateway.protocol.wire import request_type
+from kmigrate.kafka.protocol.wire import Request as KafkaRequest
+from kmigrate.kafka.protocol.wire import request_type
 
 RETRIABLE = {
     ErrorCode.not_leader_or_follower,

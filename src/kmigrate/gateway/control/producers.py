@@ -4,7 +4,7 @@ A client's InitProducerId is answered by the group home cluster: that producer i
 epoch are what the client uses everywhere. On the group home its batches pass through
 unchanged. Every other backend cluster allocates a producer id of its own (a fresh id
 accepts any first sequence number), and the gateway rewrites the client's batches for
-that cluster (kmigrate.gateway.protocol.batches).
+that cluster (kmigrate.codec.batches).
 
 The translation is shared by all instances through ZooKeeper, first writer wins:
 
@@ -29,7 +29,7 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.protocol.entities import build, item_type
-from kmigrate.gateway.protocol.wire import request_type
+from kmigrate.kafka.protocol.wire import request_type
 from kmigrate.zookeeper import KazooClient, KazooException, NodeExistsError, NoNodeError
 
 Key = tuple[int, int]  # (producer id, epoch) as the client knows them

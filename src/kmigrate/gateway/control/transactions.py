@@ -28,7 +28,7 @@ from kmigrate.errors import ConflictError
 from kmigrate.gateway.control.routes import RoutingTable
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.protocol.entities import build
-from kmigrate.gateway.protocol.wire import request_type
+from kmigrate.kafka.protocol.wire import request_type
 
 Key = tuple[str, int]  # (topic, partition)
 # Transaction states whose partitions may still get records or markers (Kafka's

@@ -9,7 +9,7 @@ import typing
 from functools import cache
 from typing import Any
 
-from kmigrate.gateway.protocol.wire import response_type
+from kmigrate.kafka.protocol.wire import response_type
 
 NO_THROTTLE = datetime.timedelta(0)
 

@@ -26,7 +26,7 @@ from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.principals import PrincipalMap, principal_map
 from kmigrate.gateway.protocol import jwt, sasl_server, tls
 from kmigrate.gateway.protocol.entities import build, response_class_of
-from kmigrate.gateway.protocol.wire import Request
+from kmigrate.kafka.protocol.wire import Request
 
 log = logging.getLogger("kmigrate.gateway.authentication")
 

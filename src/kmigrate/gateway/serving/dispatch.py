@@ -25,7 +25,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from kmigrate.gateway.protocol.wire import Request
 from kmigrate.gateway.serving import (
     acls,
     admin_configs,
@@ -42,6 +41,7 @@ from kmigrate.gateway.serving import (
 )
 from kmigrate.gateway.serving.sequences import SequenceGuard
 from kmigrate.gateway.serving.state import State
+from kmigrate.kafka.protocol.wire import Request
 
 
 class Gateway(State):

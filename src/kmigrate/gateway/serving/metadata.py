@@ -15,8 +15,8 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.control.placement import leader_of, topic_id
 from kmigrate.gateway.protocol.entities import NO_THROTTLE, build, item_type, response_class_of
-from kmigrate.gateway.protocol.wire import Request, response_type
 from kmigrate.gateway.serving.state import State
+from kmigrate.kafka.protocol.wire import Request, response_type
 
 _ALL_OPERATIONS = -2147483648  # "not asked for" in authorized-operations fields
 # A partition that moved has the leader epochs of its cluster now, raised past every

@@ -13,8 +13,8 @@ from kio.schema.errors import ErrorCode
 
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.protocol.entities import item_type
-from kmigrate.gateway.protocol.wire import request_type
 from kmigrate.gateway.serving.state import State
+from kmigrate.kafka.protocol.wire import request_type
 
 _TIMEOUT = datetime.timedelta(seconds=30)
 _LEARN_TRIES = 10

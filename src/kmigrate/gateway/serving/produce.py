@@ -18,7 +18,7 @@ import logging
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
-from kmigrate.gateway.protocol import batches
+from kmigrate.codec import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
 from kmigrate.gateway.serving import split, starts, transactions, virtual
 from kmigrate.gateway.serving.first_writes import Key

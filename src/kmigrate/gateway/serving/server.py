@@ -29,11 +29,11 @@ from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.principals import ACTING
 from kmigrate.gateway.control.producers import ProducerIds
 from kmigrate.gateway.control.registry import Registry
-from kmigrate.gateway.protocol import wire
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.serving.authentication import SASL_APIS, SASL_VERSIONS, Access, Authenticator
 from kmigrate.gateway.serving.dispatch import Gateway
 from kmigrate.gateway.serving.sequences import SequenceGuard
+from kmigrate.kafka.protocol import wire
 
 log = logging.getLogger("kmigrate.gateway.server")  # as before the move (logs)
 READ_ROUTES_S = 30.0

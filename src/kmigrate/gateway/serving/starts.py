@@ -16,10 +16,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from kmigrate.codec import batches
 from kmigrate.gateway.control.partition_moves import Mode, writers_key
 from kmigrate.gateway.control.producers import describe_producers_request
 from kmigrate.gateway.control.routes import TopicRoute
-from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import BackendUnavailable
 from kmigrate.gateway.serving.first_writes import Key, Verdict, next_sequence
 from kmigrate.gateway.serving.messages import ProducePartition, ProduceRequest, ProduceResponse

@@ -16,6 +16,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from kmigrate.codec import batches
 from kmigrate.errors import AuthenticationError, ClusterUnreachableError
 from kmigrate.gateway.control.fences import Fences
 from kmigrate.gateway.control.marks import Marks, MarkStore
@@ -24,12 +25,11 @@ from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.principals import PrincipalMap
 from kmigrate.gateway.control.producers import ProducerIds
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
-from kmigrate.gateway.protocol import batches
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable, Leader
-from kmigrate.gateway.protocol.wire import known_versions
 from kmigrate.gateway.serving import split, virtual
 from kmigrate.gateway.serving.first_writes import FirstWrites
 from kmigrate.gateway.serving.stats import Timings
+from kmigrate.kafka.protocol.wire import known_versions
 
 log = logging.getLogger("kmigrate.gateway.handlers")  # as before the move (logs)
 

@@ -18,8 +18,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
+from kmigrate.codec import batches
 from kmigrate.gateway.control.partition_moves import Segment, first_readable, locate
-from kmigrate.gateway.protocol import batches
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 # "Your epoch is valid at every offset": the virtual log is never truncated.

@@ -87,7 +87,9 @@ def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> sub
     )
 
 
-def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> dict:
+def perf_producer(
+    jars: Path, bootstrap: str, topic: str, n: int, size: int, compression: str = "none"
+) -> dict:
     proc = java(
         jars,
         "org.apache.kafka.tools.ProducerPerformance",
@@ -105,6 +107,7 @@ def perf_producer(jars: Path, bootstrap: str, topic: str, n: int, size: int) -> 
         "linger.ms=20",
         "batch.size=1000000",
         "max.request.size=2000000",
+        f"compression.type={compression}",
     )
     text = proc.communicate()[0].decode()
     last = [line for line in text.splitlines() if "records sent" in line][-1]
@@ -188,7 +191,7 @@ def kmigrate(bench: Bench, *args: str) -> list[str]:
     return [sys.executable, "-m", "kmigrate", "--config", str(bench.config), *args]
 
 
-def run_kmigrate_mirror(bench: Bench, topics: str, link: str) -> subprocess.Popen:
+def run_kmigrate_mirror(bench: Bench, topics: str, link: str, *extra: str) -> subprocess.Popen:
     log = open(WORK / "kmigrate-mirror.log", "ab")  # noqa: SIM115
     return subprocess.Popen(
         kmigrate(
@@ -205,6 +208,7 @@ def run_kmigrate_mirror(bench: Bench, topics: str, link: str) -> subprocess.Pope
             link,
             "--interval",
             "5s",
+            *extra,
         ),
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -1,20 +1,25 @@
 """kmigrate mirror vs MirrorMaker 2 vs the brokers' own ceiling, on the same data, in one run.
 
-    .venv/bin/python bench/mirror_vs_mm2.py [--small 2000000] [--large 200000]
+    .venv/bin/python bench/mirror_vs_mm2.py [--small 2000000] [--medium 500000]
+        [--large 200000] [--codecs none,lz4]
 
 Two sandbox clusters (one broker each) in bench/.work; the source is pre-loaded with
-``--small`` records of 100 B and ``--large`` records of 10 KB over 8 partitions each.
-Then, one after the other:
+``--small`` records of 100 B, ``--medium`` of 1 KB and ``--large`` of 10 KB over 8
+partitions each, once per codec of ``--codecs`` (lz4 topics end in ``-lz4``; written by
+ProducerPerformance, 1 MB batches). Then, one after the other:
 
 1. ceiling: Kafka's ConsumerPerformance reading the source, ProducerPerformance
    writing the same volume to the target (acks=all);
 2. MirrorMaker 2 from the same Kafka release's jars (IdentityReplicationPolicy, so
    partition p goes to partition p under the same name);
-3. kmigrate mirror (its default master: local[2 x cores]).
+3. kmigrate mirror copying record by record (``--copy records``, the mirror before the
+   byte copy), its default master: local[2 x cores];
+4. kmigrate mirror copying record batches as bytes (``--copy bytes``).
 
-Each copier copies the 100 B topic, then (restarted on an empty target) the 10 KB
-topic. Copy throughput counts from the first record on the target to the target
-holding every source record (start-up, command to first record, reported apart).
+Each copier copies each topic in turn, restarted on an empty target each time. Copy
+throughput counts from the first record on the target to the target holding every
+source record (start-up, command to first record, reported apart); CPU is the copier's
+process tree over that same span, per MB copied.
 Then, with the copier still running, a producer writes at a fixed rate for
 ``--lag-seconds`` and a consumer on the target measures produced-to-readable lag
 (CreateTime is kept by both tools). Target topics are deleted between runs.
@@ -33,6 +38,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer
 from harness import (
     Bench,
+    TreeSampler,
     java,
     perf_producer,
     reset_target,
@@ -47,8 +53,24 @@ from harness import (
 from kmigrate.kafka.admin import ClusterAdmin
 
 PARTITIONS = 8
-TOPICS = {"bench-small": 100, "bench-large": 10 * 1024}
+SIZES = {"bench-small": 100, "bench-medium": 1024, "bench-large": 10 * 1024}
+COUNTS = {"bench-small": "small", "bench-medium": "medium", "bench-large": "large"}
 LAG_TOPIC = "bench-lag"
+CONTENDERS = {  # results key -> extra `mirror start` options
+    "kmigrate": ("--copy", "records"),
+    "kmigrate_bytes": ("--copy", "bytes"),
+}
+
+
+def topics_of(args) -> dict[str, tuple[int, int, str]]:
+    """Topic -> (record size, records, codec) for the sizes and codecs asked for."""
+    found = {}
+    for codec in args.codecs.split(","):
+        for name, size in SIZES.items():
+            n = getattr(args, COUNTS[name])
+            if n:
+                found[name if codec == "none" else f"{name}-{codec}"] = (size, n, codec)
+    return found
 
 
 def perf_consumer(jars: Path, bootstrap: str, topic: str, n: int) -> dict:
@@ -96,9 +118,14 @@ def ends(admin: ClusterAdmin, topics: list[str]) -> dict:
 
 
 def time_copy(
-    source: ClusterAdmin, target: ClusterAdmin, topics: list[str], timeout: float
+    source: ClusterAdmin,
+    target: ClusterAdmin,
+    topics: list[str],
+    timeout: float,
+    cpu=lambda: 0.0,
 ) -> dict:
-    """Seconds from now to the first target record, and to the target holding everything."""
+    """Seconds from now to the first target record, and to the target holding everything;
+    ``cpu()`` (the copier's CPU seconds so far) spent between the two."""
     wanted = ends(source, topics)
     total = sum(wanted.values())
     start = time.monotonic()
@@ -106,13 +133,14 @@ def time_copy(
     while True:
         got = ends(target, topics)
         if first is None and sum(got.values()) > 0:
-            first = time.monotonic()
+            first, cpu_first = time.monotonic(), cpu()
         if got and all(got.get(tp, 0) >= end for tp, end in wanted.items()):
             done = time.monotonic()
             return {
                 "records": total,
                 "startup_s": (first or done) - start,
                 "copy_s": done - (first or start),
+                "cpu_s": cpu() - (cpu_first if first else 0.0),
             }
         if time.monotonic() - start > timeout:
             raise SystemExit(f"copy did not finish within {timeout}s ({sum(got.values())}/{total})")
@@ -168,27 +196,35 @@ def measure_lag(
 
 
 def contender(name: str, launch, bench: Bench, source, target, args, *, group: bool) -> dict:
-    """One copier on each record size in turn (a fresh target and a fresh copier each),
-    then the lag measurement while the last one still runs."""
+    """One copier on each topic in turn (a fresh target and a fresh copier each), then
+    the lag measurement while the last one still runs."""
     sizes = {}
-    counts = {"bench-small": args.small, "bench-large": args.large}
+    topics = topics_of(args)
     # A lag topic of its own, empty until measured: the other copier's lag records
     # (old timestamps) must not be copied into this one's measurement.
     lag_topic = f"{LAG_TOPIC}-{name}"
     source.create_topic(lag_topic, PARTITIONS)
-    for index, topic in enumerate(TOPICS):
+    for index, (topic, (size, n, _codec)) in enumerate(topics.items()):
         reset_target(target)
         proc = launch(f"{topic}|{lag_topic}", f"bench-{index}")
+        sampler = TreeSampler(proc.pid)
+        sampler.start()
+
+        def cpu(sampler=sampler) -> float:
+            sampler.sample()
+            return sampler.cpu_s()
+
         try:
-            copy = time_copy(source, target, [topic], timeout=3600)
-            volume = counts[topic] * TOPICS[topic]
+            copy = time_copy(source, target, [topic], timeout=3600, cpu=cpu)
+            volume = n * size
             sizes[topic] = {
                 **copy,
                 "records_per_s": copy["records"] / copy["copy_s"],
                 "mb_per_s": volume / copy["copy_s"] / 1e6,
+                "cpu_s_per_mb": copy["cpu_s"] / (volume / 1e6),
             }
             print(f"{name} {topic}: {json.dumps(sizes[topic])}", flush=True)
-            if index == len(TOPICS) - 1:
+            if index == len(topics) - 1:
                 lag = measure_lag(
                     bench.source_bootstrap,
                     bench.target_bootstrap,
@@ -197,10 +233,11 @@ def contender(name: str, launch, bench: Bench, source, target, args, *, group: b
                     args.lag_seconds,
                 )
         finally:
+            sampler.stop()
             stop(proc, group=group)
     records = sum(r["records"] for r in sizes.values())
     seconds = sum(r["copy_s"] for r in sizes.values())
-    volume = sum(counts[t] * TOPICS[t] for t in TOPICS)
+    volume = sum(n * size for size, n, _ in topics.values())
     result = {
         "records": records,
         "startup_s": statistics.mean(r["startup_s"] for r in sizes.values()),
@@ -217,21 +254,62 @@ def contender(name: str, launch, bench: Bench, source, target, args, *, group: b
 def ceiling(bench: Bench, target: ClusterAdmin, args) -> dict:
     target.create_topic("bench-ceiling", PARTITIONS)
     result = {}
-    for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
+    for topic, (size, n, codec) in topics_of(args).items():
         result[topic] = {
             "consumer_source": perf_consumer(bench.kafka_jars, bench.source_bootstrap, topic, n),
             "producer_target": perf_producer(
-                bench.kafka_jars, bench.target_bootstrap, "bench-ceiling", n, TOPICS[topic]
+                bench.kafka_jars, bench.target_bootstrap, "bench-ceiling", n, size, codec
             ),
         }
     print(f"ceiling: {json.dumps(result)}", flush=True)
     return result
 
 
+def ratios(results: dict) -> dict:
+    """Each kmigrate copier against MirrorMaker 2 and the ceiling, per topic; the byte
+    copy's CPU per MB against the record copier's."""
+    out: dict = {}
+    theirs = results.get("mm2")
+    for name in CONTENDERS:
+        mine = results.get(name)
+        if mine is None:
+            continue
+        if theirs is not None:
+            out[f"{name}_vs_mm2"] = mine["records_per_s"] / theirs["records_per_s"]
+            out[f"{name}_vs_mm2_by_size"] = {
+                t: mine["by_size"][t]["records_per_s"] / theirs["by_size"][t]["records_per_s"]
+                for t in mine["by_size"]
+            }
+        out[f"{name}_vs_consumer_perf_by_size"] = {
+            t: mine["by_size"][t]["records_per_s"]
+            / results["ceiling"][t]["consumer_source"]["records_per_s"]
+            for t in mine["by_size"]
+        }
+    if "kmigrate" in results and "kmigrate_bytes" in results:
+        before, after = results["kmigrate"]["by_size"], results["kmigrate_bytes"]["by_size"]
+        out["bytes_cpu_per_mb_vs_records"] = {
+            t: after[t]["cpu_s_per_mb"] / before[t]["cpu_s_per_mb"] for t in after
+        }
+    if "kmigrate" in results and "bench-large" in results["ceiling"]:
+        large = results["ceiling"]["bench-large"]
+        ceiling_large = min(
+            large["consumer_source"]["mb_per_s"], large["producer_target"]["mb_per_s"]
+        )
+        out["kmigrate_vs_ceiling_large"] = (
+            results["kmigrate"]["by_size"]["bench-large"]["mb_per_s"] / ceiling_large
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=2_000_000)
+    parser.add_argument("--medium", type=int, default=500_000)
     parser.add_argument("--large", type=int, default=200_000)
+    parser.add_argument("--codecs", default="none,lz4", help="Source batch codecs, e.g. none,lz4.")
+    parser.add_argument(
+        "--only", default="", help="Contenders to run (mm2,kmigrate,kmigrate_bytes; default all)."
+    )
     parser.add_argument("--lag-rate", type=int, default=5000)
     parser.add_argument("--lag-seconds", type=float, default=30)
     parser.add_argument("--keep", action="store_true", help="Leave the clusters running.")
@@ -239,48 +317,48 @@ def main() -> None:
 
     results: dict = {
         **results_header(PARTITIONS),
-        "data": {"small_100B": args.small, "large_10KB": args.large},
+        "data": {
+            "small_100B": args.small,
+            "medium_1KB": args.medium,
+            "large_10KB": args.large,
+            "codecs": args.codecs,
+        },
     }
+    only = set(args.only.split(",")) if args.only else {"mm2", *CONTENDERS}
     with (
         sandbox(keep=args.keep) as bench,
         ClusterAdmin(bench.settings.cluster("source")) as source,
         ClusterAdmin(bench.settings.cluster("target")) as target,
     ):
-        for topic in TOPICS:
-            source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
         print("pre-loading the source ...", flush=True)
-        for topic, n in (("bench-small", args.small), ("bench-large", args.large)):
-            perf_producer(bench.kafka_jars, bench.source_bootstrap, topic, n, TOPICS[topic])
+        for topic, (size, n, codec) in topics_of(args).items():
+            source.create_topic(topic, PARTITIONS, configs={"max.message.bytes": "2000000"})
+            perf_producer(bench.kafka_jars, bench.source_bootstrap, topic, n, size, codec)
         results["ceiling"] = ceiling(bench, target, args)
-        results["mm2"] = contender(
-            "mm2",
-            lambda topics, _link: run_mm2(bench, topics),
-            bench,
-            source,
-            target,
-            args,
-            group=True,
-        )
-        results["kmigrate"] = contender(
-            "kmigrate",
-            lambda topics, link: run_kmigrate_mirror(bench, topics, link),
-            bench,
-            source,
-            target,
-            args,
-            group=False,
-        )
-    mine, theirs = results["kmigrate"], results["mm2"]
-    results["kmigrate_vs_mm2"] = mine["records_per_s"] / theirs["records_per_s"]
-    results["kmigrate_vs_mm2_by_size"] = {
-        t: mine["by_size"][t]["records_per_s"] / theirs["by_size"][t]["records_per_s"]
-        for t in TOPICS
-    }
-    large = results["ceiling"]["bench-large"]
-    ceiling_large = min(large["consumer_source"]["mb_per_s"], large["producer_target"]["mb_per_s"])
-    results["kmigrate_vs_ceiling_large"] = (
-        mine["by_size"]["bench-large"]["mb_per_s"] / ceiling_large
-    )
+        if "mm2" in only:
+            results["mm2"] = contender(
+                "mm2",
+                lambda topics, _link: run_mm2(bench, topics),
+                bench,
+                source,
+                target,
+                args,
+                group=True,
+            )
+        for name, extra in CONTENDERS.items():
+            if name in only:
+                results[name] = contender(
+                    name,
+                    lambda topics, link, extra=extra: run_kmigrate_mirror(
+                        bench, topics, link, *extra
+                    ),
+                    bench,
+                    source,
+                    target,
+                    args,
+                    group=False,
+                )
+    results.update(ratios(results))
     out = write_results("", results)
     print(f"wrote {out}")
 

@@ -26,6 +26,7 @@ from kmigrate.cli.options import (
 from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.mirror import copier
 from kmigrate.mirror.control import (
     check_clusters,
     check_link,
@@ -34,7 +35,13 @@ from kmigrate.mirror.control import (
     promote,
     stop_mirror,
 )
-from kmigrate.mirror.job import MirrorJob, MirrorOptions, Progress, tuning_from_env
+from kmigrate.mirror.job import (
+    MirrorJob,
+    MirrorOptions,
+    Progress,
+    choose_copier,
+    tuning_from_env,
+)
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.report import link_json
 from kmigrate.mirror.status import LinkStatus, link_status, run_state
@@ -85,6 +92,13 @@ def group() -> None:
 @click.option(
     "--max-offsets-per-batch", type=click.IntRange(1), help="Cap on source offsets per batch."
 )
+@click.option(
+    "--copy",
+    type=click.Choice(copier.CHOICES),
+    default=copier.AUTO,
+    show_default=True,
+    help="Copy record batches as bytes, or record by record (auto: bytes where possible).",
+)
 @max_unavailable_option("15m")
 @click.option("--detach", is_flag=True, help="Run in the background; logs go to the link's folder.")
 @json_option
@@ -113,13 +127,6 @@ def start(app: AppContext, /, **opts: Any) -> None:
     )
     store = store_for(settings)
     check_link(store, link)
-    check_clusters(settings, link)
-    save_link(store, link)
-    folder = link_dir(settings, link.name)
-    if opts["detach"]:
-        _detach(store, settings, link, _child_options(opts, interval), folder, opts["as_json"])
-        return
-    folder.mkdir(parents=True, exist_ok=True)
     options = MirrorOptions(
         refresh_interval_s=interval,
         allow_gaps=opts["allow_gaps"],
@@ -127,8 +134,17 @@ def start(app: AppContext, /, **opts: Any) -> None:
         max_offsets_per_batch=opts["max_offsets_per_batch"],
         master=opts["master"],
         max_unavailable_s=opts["max_unavailable"],
+        copy=opts["copy"],
         **tuning,
     )
+    choose_copier(settings, link, options)  # --copy bytes where it cannot run: exit 2
+    check_clusters(settings, link)
+    save_link(store, link)
+    folder = link_dir(settings, link.name)
+    if opts["detach"]:
+        _detach(store, settings, link, _child_options(opts, interval), folder, opts["as_json"])
+        return
+    folder.mkdir(parents=True, exist_ok=True)
     job = MirrorJob(settings, store, link, options, folder, render.progress, _Ticker())
     render.progress(f"link {link.name}: {link.source} -> {link.target}, topics '{link.topics}'")
     job.run()
@@ -176,6 +192,7 @@ def _properties(pairs: tuple[str, ...]) -> dict[str, str]:
 def _child_options(opts: dict[str, Any], interval: float) -> list[str]:
     """The foreground `mirror start` options a detached mirror runs with."""
     args = [f"--interval={interval:g}s", f"--max-unavailable={opts['max_unavailable']:g}s"]
+    args.append(f"--copy={opts['copy']}")
     for flag in ("master", "replication_factor", "max_offsets_per_batch"):
         if opts[flag] is not None:
             args.append(f"--{flag.replace('_', '-')}={opts[flag]}")

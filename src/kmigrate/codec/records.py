@@ -44,7 +44,7 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
     shift = result = 0
     while True:
         if at >= len(data) or shift > 63:
@@ -106,11 +106,11 @@ def decode(records: bytes) -> Iterator[Record]:
 def _records(body: bytes, count: int, base: int, base_ts: int) -> Iterator[Record]:
     at = 0
     for _ in range(count):
-        length, at = _read_varint(body, at)
+        length, at = read_varint(body, at)
         end = at + length
         at += 1  # attributes
-        ts_delta, at = _read_varint(body, at)
-        offset_delta, at = _read_varint(body, at)
+        ts_delta, at = read_varint(body, at)
+        offset_delta, at = read_varint(body, at)
         key, at = _read_bytes(body, at)
         value, at = _read_bytes(body, at)
         at = end  # headers are not part of a DIS record
@@ -118,7 +118,7 @@ def _records(body: bytes, count: int, base: int, base_ts: int) -> Iterator[Recor
 
 
 def _read_bytes(body: bytes, at: int) -> tuple[bytes | None, int]:
-    length, at = _read_varint(body, at)
+    length, at = read_varint(body, at)
     if length < 0:
         return None, at
     return body[at : at + length], at + length

@@ -133,15 +133,22 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
     ]
     ctx.batches += 1
     sizes = [p.end - p.start for p in plans]
+    task = copy_ranges
+    if ctx.copy.as_bytes:
+        # Imported when used: kio (the protocol) costs CLI start-up time, and where
+        # hypothesis is installed its import writes a .hypothesis folder into the cwd.
+        from kmigrate.mirror.byte_copy import copy_ranges_as_bytes
+
+        task = copy_ranges_as_bytes
     try:
         if sum(sizes) <= ctx.driver_offsets:
             # The same task function, in this process (its clients kept here as a
             # Python worker keeps its own): the batch's guarantees are the task's.
-            results = list(copy_ranges(ctx.copy, plans))
+            results = list(task(ctx.copy, plans))
         else:
             results = run_tasks(
                 spark,
-                functools.partial(copy_ranges, ctx.copy),
+                functools.partial(task, ctx.copy),
                 plans,
                 sizes,
                 description=f"kmigrate mirror {ctx.link.name} batch {ctx.batches}",

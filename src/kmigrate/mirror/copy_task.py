@@ -87,6 +87,8 @@ class CopySettings:
     # and reports it; the driver waits (kmigrate.kafka.retry) and plans again. The
     # mirror sets it to the clusters' timeout_s.
     outage_s: float = 10.0
+    # Record batches copied as bytes (kmigrate.mirror.byte_copy), else record by record.
+    as_bytes: bool = False
 
     def producer_config(self) -> dict[str, Any]:
         return {
@@ -172,6 +174,12 @@ def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[
     together = [p for p in plans if p.actual_end == p.expected_end]
     if together:
         yield from _copy_together(settings, together)
+
+
+def copy_records(settings: CopySettings, plan: RangePlan) -> RangeResult:
+    """One range copied record by record on its own (the byte copy hands over the
+    batches a broker would not store unchanged)."""
+    return _RangeCopy(settings, plan, _Output(settings)).run()
 
 
 def _copy_together(settings: CopySettings, plans: list[RangePlan]) -> Iterator[RangeResult]:

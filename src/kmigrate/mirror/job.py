@@ -33,6 +33,7 @@ from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
+from kmigrate.mirror import copier
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
 from kmigrate.mirror.copy_task import CopySettings
@@ -77,6 +78,8 @@ class MirrorOptions:
     # Tuning (environment variables, read by ``tuning_from_env`` before anything runs).
     task_bytes: int = CopySettings.max_bytes
     driver_offsets: int = DRIVER_OFFSETS
+    # Which copier: auto (bytes where it can run), bytes or records (kmigrate.mirror.copier).
+    copy: str = copier.AUTO
 
 
 @dataclass
@@ -154,11 +157,14 @@ class MirrorJob:
             spark_cfg = spark_cfg.model_copy(update={"master": self.options.master})
         source_cfg = self.settings.cluster(self.link.source)
         target_cfg = self.settings.cluster(self.link.target)
+        chosen = choose_copier(self.settings, self.link, self.options)
         with ClusterAdmin(source_cfg) as source, ClusterAdmin(target_cfg) as target:
             assignment = sync_topology(self.store, self.link, source, target, self.report)
+            self.report(f"link {self.link.name}: {chosen.describe()}")
             self.report(f"starting Spark ({spark_cfg.master})")
             spark = build_context(spark_cfg, f"kmigrate-mirror-{self.link.name}")
-            warm_up(spark, ["kmigrate.mirror.copy_task"])
+            copier_module = "byte_copy" if chosen.kind == copier.BYTES else "copy_task"
+            warm_up(spark, [f"kmigrate.mirror.{copier_module}"])
             ctx = MirrorContext(
                 self.store,
                 self.link,
@@ -171,6 +177,7 @@ class MirrorJob:
                     # A task waits for a silent cluster as long as a request would.
                     outage_s=max(source_cfg.timeout_s, target_cfg.timeout_s),
                     max_bytes=self.options.task_bytes,
+                    as_bytes=chosen.kind == copier.BYTES,
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
@@ -339,6 +346,13 @@ def claim(store: Store, link: str, log_path: Path) -> None:
     """Make this process the link's mirror, unless another live process already is."""
     check_not_running(store, link)
     begin_run(store, link, os.getpid(), socket.gethostname(), str(log_path))
+
+
+def choose_copier(settings: Settings, link: Link, options: MirrorOptions) -> copier.Copier:
+    """The copier the link runs (a ConfigError, exit 2, for ``--copy bytes`` where the
+    byte copy cannot run); local, before any cluster is asked."""
+    clusters = {name: settings.cluster(name).as_librdkafka() for name in (link.source, link.target)}
+    return copier.choose(options.copy, clusters, options.producer)
 
 
 def tuning_from_env() -> dict[str, int]:

@@ -316,6 +316,18 @@ MIRROR = [
         says="not a duration",
     ),
     case("mirror", "promote", "--link", "l", exit=2, says="Missing option '--topics'"),
+    case(*START, "--topics", "x", "--copy", "fast", exit=2, says="Invalid value for '--copy'"),
+    case(
+        *START,
+        "--topics",
+        "x",
+        "--copy",
+        "bytes",
+        "--producer-property",
+        "compression.type=zstd",
+        exit=2,
+        says="--copy bytes cannot be used: the producer settings change the records",
+    ),
 ]
 
 VERIFY = [

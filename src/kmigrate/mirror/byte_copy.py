@@ -1,0 +1,521 @@
+"""The executor side of the mirror, copying record batches as bytes: inside a Spark task,
+each planned range is fetched from its source leader (read_committed: control batches
+and aborted transactions' batches dropped, as Kafka's consumer drops them) and every
+batch is produced unchanged to the same target partition's leader, as the worker's own
+idempotent producer: only the batch's producer id, epoch, base sequence and CRC are
+rewritten (kmigrate.codec.batch_copy). Same records, compression, CreateTime
+timestamps and headers; nothing is decoded.
+
+The contract is the record copier's (kmigrate.mirror.copy_task): a ``RangePlan`` in, a
+``RangeResult`` out, runs proven by the target's answers. Each answer names the target
+offset the batch went to; a batch counts only if it went exactly where the map says the
+target ends (anything else is a foreign write), and after a partition's first failure
+nothing more of it counts. A range whose target already holds more than the map knows
+(an interrupted attempt) is read back and copied by the record copier, which proves
+those records equal; so are batches a broker would not store unchanged (a range edge
+inside a batch, compaction's holes, LogAppendTime, old message formats), the only
+records decoded. A fetch of deleted offsets hands the range to the record copier too,
+which reports the loss as it always has.
+
+On any produce failure the worker forgets its producer id (its sequence numbers are
+no longer certain); the next task asks the target for a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12 import request as fetch_v12
+from kio.schema.metadata.v12 import request as metadata_v12
+from kio.schema.produce.v9 import request as produce_v9
+
+from kmigrate.codec import batch_copy
+from kmigrate.kafka.protocol import wire
+from kmigrate.kafka.protocol.link import BackendUnavailable, BrokerLink, host_port, sasl_of
+from kmigrate.mirror.copy_task import (
+    SOURCE_UNAVAILABLE,
+    TARGET_UNAVAILABLE,
+    CopySettings,
+    RangePlan,
+    RangeResult,
+    copy_ranges,
+    copy_records,
+)
+from kmigrate.model.offsets import OffsetRun, coalesce
+from kmigrate.spark.kafka_range import forget_client, worker_client
+
+# The messages' versions: every broker from Kafka 2.8 to 4.x speaks them (Fetch and
+# Produce by topic name; kio's field types are NewTypes, built here from plain values).
+FetchRequest: Any = fetch_v12.FetchRequest
+FetchTopic: Any = fetch_v12.FetchTopic
+FetchPartition: Any = fetch_v12.FetchPartition
+MetadataRequest: Any = metadata_v12.MetadataRequest
+MetadataRequestTopic: Any = metadata_v12.MetadataRequestTopic
+ProduceRequest: Any = produce_v9.ProduceRequest
+TopicProduceData: Any = produce_v9.TopicProduceData
+PartitionProduceData: Any = produce_v9.PartitionProduceData
+CLIENT_ID = "kmigrate-mirror"
+IN_FLIGHT = 5  # produce requests per target connection (an idempotent producer's limit)
+PARTITION_FETCH_BYTES = 8 * 1024 * 1024
+_RETRIABLE_ID = {
+    ErrorCode.coordinator_load_in_progress,
+    ErrorCode.coordinator_not_available,
+    ErrorCode.not_coordinator,
+    ErrorCode.not_enough_replicas,
+    ErrorCode.request_timed_out,
+}
+_TARGET_TRANSIENT = {
+    ErrorCode.not_leader_or_follower,
+    ErrorCode.leader_not_available,
+    ErrorCode.not_enough_replicas,
+    ErrorCode.not_enough_replicas_after_append,
+    ErrorCode.request_timed_out,
+    ErrorCode.unknown_topic_or_partition,
+    ErrorCode.kafka_storage_error,
+    ErrorCode.network_exception,
+}
+
+
+def copy_ranges_as_bytes(
+    settings: CopySettings, plans: Iterable[RangePlan]
+) -> Iterator[RangeResult]:
+    """The Spark task function (``mapPartitions``) of a link copying bytes: one result
+    per planned range. Ranges whose target holds more than the map knows go to the
+    record copier, which reads them back first."""
+    plans = list(plans)
+    resumed = [p for p in plans if p.actual_end != p.expected_end]
+    if resumed:
+        yield from copy_ranges(settings, resumed)
+    together = [p for p in plans if p.actual_end == p.expected_end]
+    if together:
+        yield from _finish(settings, asyncio.run(_ByteCopy(settings, together).run()))
+
+
+@dataclass
+class _Partition:
+    """One range's progress."""
+
+    plan: RangePlan
+    position: int  # the next source offset to read
+    target_next: int  # where the next batch sent must land
+    sequence: int = 0  # the next batch's base sequence
+    acked_next: int = 0  # the target offset after the last acknowledged batch
+    runs: list[OffsetRun] = field(default_factory=list)
+    first_seen: int | None = None
+    seen: int = 0
+    read: int = 0  # bytes fetched (a task stops reading after settings.max_bytes)
+    last_timestamp: int | None = None
+    error: tuple[str, str] | None = None
+    by_records: tuple[int, int, str] | None = None  # (start, stop, why) for the record copier
+    done: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.plan.topic, self.plan.partition
+
+    def fail(self, code: str, message: str) -> None:
+        if self.error is None:
+            self.error = (code, message)
+        self.done = True
+
+
+class _Producer:
+    """The worker's idempotent identity on the target, kept across tasks."""
+
+    def __init__(self) -> None:
+        self.id: tuple[int, int] | None = None  # (producer id, epoch)
+        self.sequences: dict[tuple[str, int], int] = {}
+
+
+class _ByteCopy:
+    def __init__(self, settings: CopySettings, plans: list[RangePlan]) -> None:
+        self.settings = settings
+        self.parts = {
+            (p.topic, p.partition): _Partition(
+                p, p.start, p.expected_end, acked_next=p.expected_end
+            )
+            for p in plans
+        }
+        self.source = _Cluster(settings.source, "source")
+        self.target = _Cluster(settings.target, "target")
+        self.producer: _Producer = worker_client("byte-producer", settings.target, _Producer)
+        self.sinks: dict[tuple[str, int], _Sink] = {}  # by target broker address
+        self.sink_of: dict[tuple[str, int], _Sink] = {}  # by (topic, partition)
+        self.total_read = 0
+
+    async def run(self) -> list[_Partition]:
+        try:
+            await self._copy()
+        finally:
+            self.source.close()
+            self.target.close()
+        return list(self.parts.values())
+
+    async def _copy(self) -> None:
+        topics = sorted({p.plan.topic for p in self.parts.values()})
+        try:
+            source_leaders = await self.source.leaders(topics)
+        except (BackendUnavailable, OSError, TimeoutError) as exc:
+            return self._all_fail(SOURCE_UNAVAILABLE, f"source: {exc}")
+        try:
+            target_leaders = await self.target.leaders(topics)
+            await self._identity()
+        except (BackendUnavailable, OSError, TimeoutError) as exc:
+            return self._all_fail(TARGET_UNAVAILABLE, f"target: {exc}")
+        lanes: dict[tuple[str, int], list[_Partition]] = {}
+        for key, part in self.parts.items():
+            source, target = source_leaders.get(key), target_leaders.get(key)
+            if source is None or target is None:
+                code = SOURCE_UNAVAILABLE if source is None else TARGET_UNAVAILABLE
+                part.fail(code, f"{_where(part.plan)} has no leader on the {code.split('-')[0]}")
+                continue
+            lanes.setdefault(source, []).append(part)
+            if target not in self.sinks:
+                self.sinks[target] = _Sink(self.target.link(target), self)
+            self.sink_of[key] = self.sinks[target]
+        await asyncio.gather(
+            *(self._read(self.source.link(a), parts) for a, parts in lanes.items())
+        )
+        await self._drain()
+
+    def _all_fail(self, code: str, message: str) -> None:
+        for part in self.parts.values():
+            part.fail(code, message)
+
+    async def _identity(self) -> None:
+        if self.producer.id is not None:
+            return
+        deadline = time.monotonic() + self.settings.outage_s
+        request = wire.request_type(22, 4)(
+            transactional_id=None,
+            transaction_timeout=dt.timedelta(minutes=1),
+            producer_id=-1,
+            producer_epoch=-1,
+        )
+        while True:
+            answer = await self.target.call_any(request)
+            if answer.error_code == ErrorCode.none:
+                self.producer.id = (int(answer.producer_id), int(answer.producer_epoch))
+                self.producer.sequences = {}
+                return
+            if answer.error_code not in _RETRIABLE_ID or time.monotonic() > deadline:
+                raise BackendUnavailable(
+                    f"the target gives no producer id ({answer.error_code.name})"
+                )
+            await asyncio.sleep(0.2)
+
+    async def _read(self, link: BrokerLink, parts: list[_Partition]) -> None:
+        """Fetch ``parts`` from their source leader until each is done."""
+        stall = time.monotonic()
+        alone: list[_Partition] = []
+        while pending := [p for p in parts if not p.done]:
+            # A batch larger than a partition's fetch size comes whole only when its
+            # partition is the first of the fetch: such a partition is fetched alone.
+            asked = alone[:1] or pending
+            try:
+                answer = await link.call(_fetch(asked))
+            except (BackendUnavailable, OSError, TimeoutError) as exc:
+                for part in asked:
+                    part.fail(SOURCE_UNAVAILABLE, f"source: {exc}")
+                return
+            progressed = False
+            alone = [a for a in alone if not a.done and a not in asked]
+            for data in answer.responses[0].partitions if answer.responses else ():
+                part = self.parts[(answer.responses[0].topic, int(data.partition_index))]
+                before = part.position
+                self._take(part, data)
+                if part.position != before or part.done:
+                    progressed = True
+                elif data.records:
+                    alone.append(part)
+            if progressed:
+                stall = time.monotonic()
+            elif time.monotonic() - stall > self.settings.outage_s:
+                for part in pending:
+                    part.fail(
+                        SOURCE_UNAVAILABLE, f"no records from the source for {_where(part.plan)}"
+                    )
+                return
+            if self.total_read >= self.settings.max_bytes:
+                for part in pending:
+                    part.done = True  # the rest is the next batch's
+                return
+
+    def _take(self, part: _Partition, data: Any) -> None:
+        plan = part.plan
+        if data.error_code == ErrorCode.offset_out_of_range:
+            # Deleted before it was copied: the record copier reads on from the log's
+            # start, and the driver names the loss (or records the gap).
+            part.by_records = (part.position, plan.end, "source offsets deleted")
+            part.done = True
+            return
+        if data.error_code != ErrorCode.none:
+            part.fail(SOURCE_UNAVAILABLE, f"source {_where(plan)}: {data.error_code.name}")
+            return
+        records = data.records or b""
+        aborted = [
+            (int(a.producer_id), int(a.first_offset)) for a in data.aborted_transactions or ()
+        ]
+        for step in batch_copy.steps(records, aborted, part.position, plan.end):
+            if part.first_seen is None:
+                part.first_seen = step.start
+            if step.kind == batch_copy.RECORDS:
+                stop = step.stop if step.reason == batch_copy.STRADDLES else plan.end
+                part.by_records = (step.start, stop, step.reason)
+                part.done = True
+                return
+            if part.error is not None:
+                return  # a produce failed meanwhile
+            if step.kind == batch_copy.COPY:
+                self._send(part, records, step.head)
+            part.position = step.stop
+        if part.position >= plan.end:
+            part.done = True
+
+    def _send(self, part: _Partition, records: Any, head: batch_copy.Head) -> None:
+        assert self.producer.id is not None
+        pid, epoch = self.producer.id
+        sequence = self.producer.sequences.get(part.key, 0)
+        header, body = batch_copy.as_producer(records, head, pid, epoch, sequence)
+        self.producer.sequences[part.key] = batch_copy.next_sequence(sequence, head)
+        self.sink_of[part.key].send(part, header, body, head)
+        part.target_next += head.offsets
+        part.seen += head.count
+        size = head.end - head.start
+        part.read += size
+        self.total_read += size
+        part.last_timestamp = head.max_timestamp
+
+    def forget_producer(self) -> None:
+        """Sequence numbers are no longer certain: the next task gets a new id."""
+        forget_client("byte-producer", self.settings.target)
+
+    async def _drain(self) -> None:
+        deadline = time.monotonic() + self.settings.flush_timeout_s
+        for sink in self.sinks.values():
+            left = max(deadline - time.monotonic(), 0.1)
+            try:
+                await asyncio.wait_for(sink.drain(), left)
+            except TimeoutError:
+                sink.abandon(f"no answer from the target within {self.settings.flush_timeout_s:g}s")
+
+
+class _Sink:
+    """Produce requests to one target broker, ``IN_FLIGHT`` at most at once on one
+    connection, in the order they were queued (so a partition's sequences go in
+    order); each answer checked against the offset the batch must land at."""
+
+    def __init__(self, link: BrokerLink, copy: _ByteCopy) -> None:
+        self.link, self.copy = link, copy
+        self.slots = asyncio.Semaphore(IN_FLIGHT)
+        self.queue: list[tuple[_Partition, bytes, memoryview, batch_copy.Head, int]] = []
+        self.tasks: list[asyncio.Task[None]] = []
+        self.writer: asyncio.Task[None] | None = None
+
+    def send(
+        self, part: _Partition, header: bytes, body: memoryview, head: batch_copy.Head
+    ) -> None:
+        self.queue.append((part, header, body, head, part.target_next))
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        while self.queue:
+            part, header, body, head, at = self.queue.pop(0)
+            if part.error is not None:
+                continue  # after a partition's first failure nothing more of it counts
+            await self.slots.acquire()
+            request = _produce(part.plan, header + bytes(body))
+            self.tasks.append(asyncio.ensure_future(self._call(request, part, head, at)))
+
+    async def _call(self, request: Any, part: _Partition, head: batch_copy.Head, at: int) -> None:
+        plan = part.plan
+        try:
+            answer = await self.link.call(request)
+        except (BackendUnavailable, OSError, TimeoutError) as exc:
+            self.copy.forget_producer()
+            part.fail(TARGET_UNAVAILABLE, f"target {_where(plan)}: {exc}")
+            return
+        finally:
+            self.slots.release()
+        reply = answer.responses[0].partition_responses[0]
+        if part.error is not None:
+            return
+        if reply.error_code != ErrorCode.none:
+            self.copy.forget_producer()
+            code = TARGET_UNAVAILABLE if reply.error_code in _TARGET_TRANSIENT else "kafka"
+            detail = f": {reply.error_message}" if reply.error_message else ""
+            part.fail(code, f"producing to {_where(plan)} failed: {reply.error_code.name}{detail}")
+            return
+        if int(reply.base_offset) != at or at != part.acked_next:
+            self.copy.forget_producer()
+            part.fail(
+                "foreign-write",
+                _FOREIGN.format(where=_where(plan), target=min(at, int(reply.base_offset))),
+            )
+            return
+        part.runs.append(OffsetRun(head.base, at, head.offsets))
+        part.acked_next = at + head.offsets
+
+    async def drain(self) -> None:
+        while self.writer is not None and not self.writer.done():
+            await self.writer
+        while self.tasks:
+            tasks, self.tasks = self.tasks, []
+            await asyncio.gather(*tasks)
+
+    def abandon(self, why: str) -> None:
+        self.copy.forget_producer()
+        for task in self.tasks:
+            task.cancel()
+        for part, *_ in self.queue:
+            part.fail(TARGET_UNAVAILABLE, why)
+        self.queue.clear()
+        self.link.close()
+
+
+class _Cluster:
+    """Links to one cluster's brokers, from its librdkafka settings."""
+
+    def __init__(self, conf: dict[str, Any], role: str) -> None:
+        self.role = role
+        self.bootstrap = [host_port(s) for s in str(conf["bootstrap.servers"]).split(",")]
+        self.sasl = sasl_of(conf, role)
+        self.links: dict[tuple[str, int], BrokerLink] = {}
+
+    def link(self, address: tuple[str, int]) -> BrokerLink:
+        if address not in self.links:
+            self.links[address] = BrokerLink(*address, CLIENT_ID, self.sasl)
+        return self.links[address]
+
+    async def call_any(self, body: Any) -> Any:
+        failure: Exception | None = None
+        for address in self.bootstrap:
+            try:
+                return await self.link(address).call(body)
+            except (BackendUnavailable, OSError, TimeoutError) as exc:
+                failure = exc
+        raise BackendUnavailable(f"no {self.role} broker answers ({failure})")
+
+    async def leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
+        """(topic, partition) -> its leader's address."""
+        request = MetadataRequest(
+            topics=tuple(MetadataRequestTopic(topic_id=None, name=t) for t in topics),
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        )
+        answer = await self.call_any(request)
+        brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
+        found = {}
+        for topic in answer.topics:
+            for p in topic.partitions:
+                if p.error_code == ErrorCode.none and int(p.leader_id) in brokers:
+                    found[(topic.name, int(p.partition_index))] = brokers[int(p.leader_id)]
+        return found
+
+    def close(self) -> None:
+        for link in self.links.values():
+            link.close()
+
+
+def _fetch(parts: list[_Partition]) -> Any:
+    by_topic: dict[str, list[_Partition]] = {}
+    for part in parts:
+        by_topic.setdefault(part.plan.topic, []).append(part)
+    return FetchRequest(
+        replica_id=-1,
+        max_wait=dt.timedelta(milliseconds=200),
+        min_bytes=1,
+        max_bytes=64 * 1024 * 1024,
+        isolation_level=1,  # read_committed
+        session_id=0,
+        session_epoch=-1,  # no fetch session: every fetch names its partitions
+        topics=tuple(
+            FetchTopic(
+                topic=topic,
+                partitions=tuple(
+                    FetchPartition(
+                        partition=p.plan.partition,
+                        current_leader_epoch=-1,
+                        fetch_offset=p.position,
+                        last_fetched_epoch=-1,
+                        log_start_offset=-1,
+                        partition_max_bytes=PARTITION_FETCH_BYTES,
+                    )
+                    for p in ps
+                ),
+            )
+            for topic, ps in by_topic.items()
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+
+
+def _produce(plan: RangePlan, batch: bytes) -> Any:
+    return ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout=dt.timedelta(seconds=30),
+        topic_data=(
+            TopicProduceData(
+                name=plan.topic,
+                partition_data=(PartitionProduceData(index=plan.partition, records=batch),),
+            ),
+        ),
+    )
+
+
+def _finish(settings: CopySettings, parts: list[_Partition]) -> Iterator[RangeResult]:
+    """Each partition's result; the part the byte copy handed on goes to the record
+    copier first (after every batch before it was acknowledged)."""
+    for part in parts:
+        plan = part.plan
+        result = RangeResult(plan.topic, plan.partition, runs=coalesce(part.runs))
+        result.first_seen, result.seen = part.first_seen, part.seen
+        result.last_timestamp = part.last_timestamp
+        if part.error is not None:
+            result.error = part.error
+            result.next_offset = result.runs[-1].source_end if result.runs else None
+            yield result
+            continue
+        result.next_offset = part.position
+        if part.by_records is not None:
+            start, stop, _why = part.by_records
+            rest = copy_records(
+                settings,
+                RangePlan(
+                    plan.topic, plan.partition, start, stop, part.acked_next, part.acked_next
+                ),
+            )
+            result = _joined(result, rest)
+        yield result
+
+
+def _joined(first: RangeResult, then: RangeResult) -> RangeResult:
+    first.runs = coalesce([*first.runs, *then.runs])
+    if first.first_seen is None:
+        first.first_seen = then.first_seen
+    first.seen += then.seen
+    first.last_timestamp = then.last_timestamp or first.last_timestamp
+    first.next_offset = then.next_offset
+    first.error = then.error
+    if then.error is not None:
+        first.next_offset = first.runs[-1].source_end if first.runs else None
+    return first
+
+
+def _where(plan: RangePlan) -> str:
+    return f"{plan.topic}[{plan.partition}]"
+
+
+_FOREIGN = (
+    "target partition {where} was written by something other than the mirror near "
+    "target offset {target}; stop that writer (a mirror topic has one writer until promoted)"
+)

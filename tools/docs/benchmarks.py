@@ -185,7 +185,13 @@ def mirror(results: list[Result]) -> str:
     r = results[-1]
     pairs = [
         ("--small", r.get("data.small_100B")),
+        *(
+            [("--medium", r.get("data.medium_1KB"))]
+            if r.get("data.medium_1KB") is not MISSING
+            else []
+        ),
         ("--large", r.get("data.large_10KB")),
+        *([("--codecs", r.get("data.codecs"))] if r.get("data.codecs") is not MISSING else []),
         ("--lag-rate", r.get("kmigrate.lag.rate")),
         ("--lag-seconds", MISSING),
     ]
@@ -243,9 +249,14 @@ def mirror(results: list[Result]) -> str:
         "start-up",
         "lag p50 / p99",
     ]
-    latest = table(
-        header, [*ceiling, row("MirrorMaker 2", "mm2"), row("kmigrate mirror", "kmigrate")]
-    )
+    contenders = [row("MirrorMaker 2", "mm2"), row("kmigrate mirror", "kmigrate")]
+    if r.get("kmigrate_bytes") is not MISSING:
+        contenders = [
+            row("MirrorMaker 2", "mm2"),
+            row("kmigrate, record by record (`--copy records`)", "kmigrate"),
+            row("kmigrate, batches as bytes (`--copy bytes`, the default)", "kmigrate_bytes"),
+        ]
+    latest = table(header, [*ceiling, *contenders])
     history = table(
         [
             "run",
@@ -265,12 +276,60 @@ def mirror(results: list[Result]) -> str:
             for x in reversed(results)
         ],
     )
+    by_topic = _byte_copy_by_topic(r)
     return blocks(
         caption(r, cmd, unrecorded),
         latest,
-        "Every run, newest first (both sizes together):",
+        *(
+            ["Per topic, same run (CPU: the copier's process tree while it copied):", by_topic]
+            if by_topic
+            else []
+        ),
+        "Every run, newest first (all topics together):",
         history,
     )
+
+
+def _byte_copy_by_topic(r: Result) -> str:
+    """The byte copy against MirrorMaker 2, the record copier and ConsumerPerformance,
+    topic by topic (size and codec); empty for runs before it."""
+    sizes = r.get("kmigrate_bytes.by_size")
+    if not isinstance(sizes, dict):
+        return ""
+    rows = []
+    for topic in sizes:
+        mine = f"kmigrate_bytes.by_size.{topic}"
+        rows.append(
+            [
+                f"`{topic}`",
+                num(r.get(f"mm2.by_size.{topic}.records_per_s"), 0),
+                num(r.get(f"kmigrate.by_size.{topic}.records_per_s"), 0),
+                num(r.get(f"{mine}.records_per_s"), 0),
+                num(r.get(f"ceiling.{topic}.consumer_source.records_per_s"), 0),
+                ratio(r.get(f"{mine}.records_per_s"), r.get(f"mm2.by_size.{topic}.records_per_s")),
+                ratio(
+                    r.get(f"{mine}.records_per_s"),
+                    r.get(f"ceiling.{topic}.consumer_source.records_per_s"),
+                ),
+                pair(
+                    r.get(f"kmigrate.by_size.{topic}.cpu_s_per_mb"),
+                    r.get(f"{mine}.cpu_s_per_mb"),
+                    3,
+                    " s",
+                ),
+            ]
+        )
+    header = [
+        "topic",
+        "MM2 records/s",
+        "records copier records/s",
+        "byte copy records/s",
+        "ConsumerPerformance records/s",
+        "byte copy vs MM2",
+        "byte copy vs ConsumerPerformance",
+        "CPU per MB: records / bytes",
+    ]
+    return table(header, rows)
 
 
 def _s(ms: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.records import produce
+from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV
 from tests.helpers import seeded, unique, wait_for
 from tests.integration.conftest import Clusters
@@ -102,3 +102,44 @@ def test_kill_nines_while_batches_straddle_range_edges_lose_and_repeat_nothing(
     assert "copying record batches as bytes" in log, last.tail()
     compared = assert_exact_copy(config, "edges", clusters.source, clusters.target, topic)
     assert compared == writer.visible, f"kills (copied by, after s): {kills}; {last.tail()}"
+
+
+def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_record(
+    clusters: Clusters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One task, in this process: source offsets [37, 237) of 100-record batches go to
+    an empty target as 63 records (the first edge), one whole batch as bytes, and 37
+    records (the last edge); the offset runs say where each went."""
+    from kmigrate.mirror import byte_copy
+    from kmigrate.mirror.copy_task import CopySettings, RangePlan
+    from kmigrate.model.offsets import OffsetRun
+
+    topic = unique("edge-task")
+    for cluster in (clusters.source, clusters.target):
+        with ClusterAdmin(cluster) as admin:
+            admin.create_topic(topic, 1)
+    for start in range(0, 300, 100):
+        produce(clusters.source, topic, _batch(start, 100, 1))
+    by_records = []
+    real = byte_copy.copy_records
+
+    def spy(settings: CopySettings, plan: RangePlan) -> object:
+        by_records.append((plan.start, plan.end, plan.expected_end))
+        return real(settings, plan)
+
+    monkeypatch.setattr(byte_copy, "copy_records", spy)
+    settings = CopySettings(clusters.source.as_librdkafka(), clusters.target.as_librdkafka())
+    edges = [RangePlan(topic, 0, 37, 237, 0, 0)]
+    (result,) = byte_copy.copy_ranges_as_bytes(settings, edges)
+    assert result.error is None, result.error
+    # The second edge is handed over only after the batch before it was acknowledged.
+    assert by_records == [(37, 100, 0)], "the first edge by record, then bytes"
+    (result,) = byte_copy.copy_ranges_as_bytes(settings, [RangePlan(topic, 0, 100, 237, 63, 63)])
+    assert by_records[1:] == [(200, 237, 163)]
+    assert result.runs == [OffsetRun(100, 63, 137)]
+    assert result.next_offset == 237
+    source = read_partition(clusters.source, topic, 0, 37, 237)
+    target = read_partition(clusters.target, topic, 0, 0, 200)
+    assert [(r.key, r.value, r.headers, r.timestamp) for r in target] == [
+        (r.key, r.value, r.headers, r.timestamp) for r in source
+    ]

@@ -206,7 +206,7 @@ def contender(name: str, launch, bench: Bench, source, target, args, *, group: b
     source.create_topic(lag_topic, PARTITIONS)
     for index, (topic, (size, n, _codec)) in enumerate(topics.items()):
         reset_target(target)
-        proc = launch(f"{topic}|{lag_topic}", f"bench-{index}")
+        proc = launch(f"{topic}|{lag_topic}", f"bench-{name.replace('_', '-')}-{index}")
         sampler = TreeSampler(proc.pid)
         sampler.start()
 

@@ -154,3 +154,13 @@ def test_an_old_message_format_is_named() -> None:
 def test_nothing_at_or_past_the_end_is_touched(end: int) -> None:
     records = _batch(4, 3)
     assert list(steps(records, [], 0, end)) == []
+
+
+def test_many_small_batches_are_left_to_the_record_copier() -> None:
+    tiny = b"".join(_batch(i * 2, 2) for i in range(8))
+    reason = batch_copy.small_batches(list(steps(tiny, [], 0, 16)))
+    assert reason == "small batches (2.0 records each on average)"
+    few = b"".join(_batch(i * 2, 2) for i in range(7))
+    assert batch_copy.small_batches(list(steps(few, [], 0, 14))) is None, "too few to judge"
+    full = b"".join(_batch(i * 16, 16) for i in range(8))
+    assert batch_copy.small_batches(list(steps(full, [], 0, 128))) is None

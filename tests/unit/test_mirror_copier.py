@@ -9,11 +9,12 @@ from kmigrate.mirror.copier import BYTES, RECORDS, choose
 
 PLAIN = {"bootstrap.servers": "127.0.0.1:9092"}
 SCRAM = {**PLAIN, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512"}
-TLS = {**PLAIN, "security.protocol": "SSL"}
+TLS = {**PLAIN, "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}
 
 
-def test_auto_copies_bytes_over_plaintext_and_sasl() -> None:
-    chosen = choose("auto", {"a": PLAIN, "b": SCRAM}, {})
+def test_auto_copies_bytes_over_plaintext_sasl_and_tls() -> None:
+    tls = {**SCRAM, "security.protocol": "SASL_SSL"}
+    chosen = choose("auto", {"a": PLAIN, "b": tls}, {})
     assert chosen.kind == BYTES
     assert chosen.describe() == "copying record batches as bytes"
 
@@ -21,7 +22,7 @@ def test_auto_copies_bytes_over_plaintext_and_sasl() -> None:
 @pytest.mark.parametrize(
     ("clusters", "producer", "why"),
     [
-        ({"a": PLAIN, "b": TLS}, {}, "cluster 'b' is reached over SSL"),
+        ({"a": PLAIN, "b": TLS}, {}, "cluster 'b' logs in with SASL OAUTHBEARER"),
         ({"a": {**SCRAM, "sasl.mechanism": "GSSAPI"}, "b": PLAIN}, {}, "SASL GSSAPI"),
         ({"a": PLAIN, "b": PLAIN}, {"compression.type": "zstd"}, "compression.type"),
     ],

@@ -197,3 +197,43 @@ def test_kafka_3_uses_log4j_1(version):
 def test_log4j2_config_is_log4j2_syntax():
     assert "rootLogger.level" in LOG4J2
     assert "log4j.rootLogger" not in LOG4J2
+
+
+@pytest.mark.parametrize(("secure", "listener"), [(False, "SSL"), (True, "SASL_SSL")])
+def test_a_tls_cluster_listens_with_tls_and_its_own_certificates(tmp_path, secure, listener):
+    import contextlib
+    import dataclasses
+    import ssl
+
+    from kmigrate.sandbox import tls
+
+    cluster = dataclasses.replace(_cluster(brokers=1, secure=secure), tls=True)
+    files = tls.ensure_certificates(tmp_path, "src")
+    stores = tls.broker_properties(files)
+    text = server_properties(cluster, cluster.brokers[0], Path("/d"), ADMIN_PASSWORD, stores)
+    props = dict(line.split("=", 1) for line in text.splitlines())
+    assert props["advertised.listeners"] == f"{listener}://127.0.0.1:19092"
+    assert props["inter.broker.listener.name"] == listener
+    assert props["ssl.keystore.type"] == "PEM" and props["ssl.keystore.location"] == str(
+        files.broker
+    )
+    if secure:
+        assert f"listener.name.{listener.lower()}.scram-sha-512.sasl.jaas.config" in props
+    # A client trusting only the cluster's CA accepts the broker's certificate for
+    # 127.0.0.1 (as librdkafka and Java check host names by default).
+    client = ssl.create_default_context(cafile=str(files.ca))
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(str(files.broker))
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    s_in, s_out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    c = client.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    s = server.wrap_bio(s_in, s_out, server_side=True)
+    for _ in range(10):  # the handshake's messages passed by hand, both ways
+        for end in (c, s):
+            with contextlib.suppress(ssl.SSLWantReadError):
+                end.do_handshake()
+        s_in.write(outgoing.read())
+        incoming.write(s_out.read())
+    assert c.getpeercert()["subjectAltName"] == (("IP Address", "127.0.0.1"), ("DNS", "localhost"))
+    assert tls.ensure_certificates(tmp_path, "src") == files, "made once"
+    assert oct((tmp_path / "tls" / "broker.pem").stat().st_mode & 0o777) == "0o600"

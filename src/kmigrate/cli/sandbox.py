@@ -77,6 +77,12 @@ def group() -> None:
     "user 'client', passwords in DIR/secrets.env.",
 )
 @click.option(
+    "--tls",
+    is_flag=True,
+    help="Clients and brokers talk TLS (with --secure: SASL_SSL), certificates from a CA "
+    "of the cluster's own in DIR/CLUSTER/tls; clusters.yaml trusts it (ssl.ca.location).",
+)
+@click.option(
     "--zookeeper",
     metavar="NAME[/CHROOT]",
     help="A ZooKeeper ensemble (started if new). With --cluster: run the clusters in "
@@ -106,6 +112,7 @@ def up(
     racks: str | None,
     kafka_version: str | None,
     secure: bool,
+    tls: bool,
     zookeeper: str | None,
     nodes: int,
     schema_registry: bool,
@@ -127,6 +134,7 @@ def up(
         brokers=brokers,
         kafka_version=kafka_version,
         secure=secure,
+        tls=tls,
         racks=[r.strip() for r in racks.split(",")] if racks else None,
         timeout=timeout,
         zookeeper=None if only_ensemble else zookeeper,
@@ -147,6 +155,7 @@ def up(
                         "bootstrap_servers": state.clusters[n].bootstrap_servers,
                         "kafka_version": state.clusters[n].kafka_version,
                         "secure": state.clusters[n].secure,
+                        "security_protocol": state.clusters[n].listener,
                         "zookeeper_connect": state.clusters[n].zookeeper_connect,
                         "schema_registry": _registry_url(state.clusters[n]),
                     }
@@ -173,14 +182,14 @@ def up(
         return
     render.table(
         None,
-        ["cluster", "bootstrap servers", "kafka", "brokers", "secure", "schema registry"],
+        ["cluster", "bootstrap servers", "kafka", "brokers", "security", "schema registry"],
         [
             (
                 n,
                 state.clusters[n].bootstrap_servers,
                 state.clusters[n].kafka_version,
                 len(state.clusters[n].brokers),
-                "yes" if state.clusters[n].secure else "no",
+                state.clusters[n].listener,
                 _registry_url(state.clusters[n]) or "-",
             )
             for n in names

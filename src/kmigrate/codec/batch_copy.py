@@ -42,6 +42,11 @@ SEQUENCES = 2**31  # a producer's sequence numbers wrap here
 
 COPY, SKIP, RECORDS = "copy", "skip", "records"
 STRADDLES = "a batch straddles the range's edge"
+# Below this many records per batch on average (over at least SMALL_JUDGED batches of
+# one fetch), a batch costs the byte copy more than its records cost the record copier,
+# which also batches them again (measured: bench/results, issue 37).
+SMALL_RECORDS = 16
+SMALL_JUDGED = 8
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,15 @@ def steps(
         else:
             yield Step(COPY, head, start, stop)
         position = stop
+
+
+def small_batches(found: list[Step]) -> str | None:
+    """Why one fetch's batches of a partition are better copied record by record: many
+    batches of few records each (None: they are not)."""
+    copies = [step.head.count for step in found if step.kind == COPY]
+    if len(copies) < SMALL_JUDGED or sum(copies) >= SMALL_RECORDS * len(copies):
+        return None
+    return f"small batches ({sum(copies) / len(copies):.1f} records each on average)"
 
 
 def _note_marker(records: bytes | memoryview, head: Head, aborting: set[int]) -> None:

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12 import request as fetch_v12
@@ -37,7 +40,13 @@ from kio.schema.produce.v9 import request as produce_v9
 
 from kmigrate.codec import batch_copy
 from kmigrate.kafka.protocol import wire
-from kmigrate.kafka.protocol.link import BackendUnavailable, BrokerLink, host_port, sasl_of
+from kmigrate.kafka.protocol.link import (
+    BackendUnavailable,
+    BrokerLink,
+    host_port,
+    sasl_of,
+    tls_of,
+)
 from kmigrate.mirror.copy_task import (
     SOURCE_UNAVAILABLE,
     TARGET_UNAVAILABLE,
@@ -45,10 +54,11 @@ from kmigrate.mirror.copy_task import (
     RangePlan,
     RangeResult,
     copy_ranges,
-    copy_records,
 )
 from kmigrate.model.offsets import OffsetRun, coalesce
-from kmigrate.spark.kafka_range import forget_client, worker_client
+from kmigrate.spark.kafka_range import config_key, forget_client, worker_client
+
+T = TypeVar("T")
 
 # The messages' versions: every broker from Kafka 2.8 to 4.x speaks them (Fetch and
 # Produce by topic name; kio's field types are NewTypes, built here from plain values).
@@ -94,7 +104,35 @@ def copy_ranges_as_bytes(
         yield from copy_ranges(settings, resumed)
     together = [p for p in plans if p.actual_end == p.expected_end]
     if together:
-        yield from _finish(settings, asyncio.run(_ByteCopy(settings, together).run()))
+        yield from _finish(settings, _runtime().run(_ByteCopy(settings, together).run()))
+
+
+class _Runtime:
+    """The worker's event loop, on a thread of its own, and its connections and
+    leaders, kept across tasks: a task costs no connect, login or metadata request
+    unless a leader moved or a connection broke."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(
+            target=self.loop.run_forever, name="kmigrate-byte-copy", daemon=True
+        ).start()
+        self.clusters: dict[tuple[str, str], _Cluster] = {}
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+
+    def cluster(self, conf: dict[str, Any], role: str) -> _Cluster:
+        key = (role, config_key(conf))
+        if key not in self.clusters:
+            self.clusters[key] = _Cluster(conf, role)
+        return self.clusters[key]
+
+
+@functools.cache
+def _runtime() -> _Runtime:
+    """One per Python worker process (made in it, after Spark forked it)."""
+    return _Runtime()
 
 
 @dataclass
@@ -142,19 +180,18 @@ class _ByteCopy:
             )
             for p in plans
         }
-        self.source = _Cluster(settings.source, "source")
-        self.target = _Cluster(settings.target, "target")
+        self.source = _runtime().cluster(settings.source, "source")
+        self.target = _runtime().cluster(settings.target, "target")
         self.producer: _Producer = worker_client("byte-producer", settings.target, _Producer)
         self.sinks: dict[tuple[str, int], _Sink] = {}  # by target broker address
         self.sink_of: dict[tuple[str, int], _Sink] = {}  # by (topic, partition)
         self.total_read = 0
 
     async def run(self) -> list[_Partition]:
-        try:
-            await self._copy()
-        finally:
-            self.source.close()
-            self.target.close()
+        await self._copy()
+        if any(p.error is not None for p in self.parts.values()):
+            self.source.forget_leaders()  # a leader may have moved
+            self.target.forget_leaders()
         return list(self.parts.values())
 
     async def _copy(self) -> None:
@@ -226,14 +263,15 @@ class _ByteCopy:
                 return
             progressed = False
             alone = [a for a in alone if not a.done and a not in asked]
-            for data in answer.responses[0].partitions if answer.responses else ():
-                part = self.parts[(answer.responses[0].topic, int(data.partition_index))]
-                before = part.position
-                self._take(part, data)
-                if part.position != before or part.done:
-                    progressed = True
-                elif data.records:
-                    alone.append(part)
+            for topic in answer.responses:
+                for data in topic.partitions:
+                    part = self.parts[(topic.topic, int(data.partition_index))]
+                    before = part.position
+                    self._take(part, data)
+                    if part.position != before or part.done:
+                        progressed = True
+                    elif data.records:
+                        alone.append(part)
             if progressed:
                 stall = time.monotonic()
             elif time.monotonic() - stall > self.settings.outage_s:
@@ -262,7 +300,14 @@ class _ByteCopy:
         aborted = [
             (int(a.producer_id), int(a.first_offset)) for a in data.aborted_transactions or ()
         ]
-        for step in batch_copy.steps(records, aborted, part.position, plan.end):
+        found = list(batch_copy.steps(records, aborted, part.position, plan.end))
+        small = batch_copy.small_batches(found)
+        if small is not None:
+            part.first_seen = part.position if part.first_seen is None else part.first_seen
+            part.by_records = (part.position, plan.end, small)
+            part.done = True
+            return
+        for step in found:
             if part.first_seen is None:
                 part.first_seen = step.start
             if step.kind == batch_copy.RECORDS:
@@ -306,46 +351,72 @@ class _ByteCopy:
                 sink.abandon(f"no answer from the target within {self.settings.flush_timeout_s:g}s")
 
 
+_Item = tuple["_Partition", bytes, memoryview, batch_copy.Head, int]  # ..., target offset
+
+
 class _Sink:
     """Produce requests to one target broker, ``IN_FLIGHT`` at most at once on one
-    connection, in the order they were queued (so a partition's sequences go in
-    order); each answer checked against the offset the batch must land at."""
+    connection. A request carries the next batch of every partition that has one
+    queued (brokers take one batch per partition per request), so a partition's batches
+    go in order, and its sequences with them; each answer is checked against the offset
+    each batch must land at."""
 
     def __init__(self, link: BrokerLink, copy: _ByteCopy) -> None:
         self.link, self.copy = link, copy
         self.slots = asyncio.Semaphore(IN_FLIGHT)
-        self.queue: list[tuple[_Partition, bytes, memoryview, batch_copy.Head, int]] = []
+        self.queues: dict[tuple[str, int], deque[_Item]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.writer: asyncio.Task[None] | None = None
 
     def send(
         self, part: _Partition, header: bytes, body: memoryview, head: batch_copy.Head
     ) -> None:
-        self.queue.append((part, header, body, head, part.target_next))
+        self.queues.setdefault(part.key, deque()).append(
+            (part, header, body, head, part.target_next)
+        )
         if self.writer is None or self.writer.done():
             self.writer = asyncio.ensure_future(self._write())
 
     async def _write(self) -> None:
-        while self.queue:
-            part, header, body, head, at = self.queue.pop(0)
-            if part.error is not None:
-                continue  # after a partition's first failure nothing more of it counts
+        while any(self.queues.values()):
             await self.slots.acquire()
-            request = _produce(part.plan, header + bytes(body))
-            self.tasks.append(asyncio.ensure_future(self._call(request, part, head, at)))
+            items = []
+            for queue in self.queues.values():
+                while queue and queue[0][0].error is not None:
+                    queue.popleft()  # after a partition's first failure nothing more counts
+                if queue:
+                    items.append(queue.popleft())
+            if not items:
+                self.slots.release()
+                continue
+            self.tasks.append(asyncio.ensure_future(self._call(_produce(items), items)))
 
-    async def _call(self, request: Any, part: _Partition, head: batch_copy.Head, at: int) -> None:
-        plan = part.plan
+    async def _call(self, request: Any, items: list[_Item]) -> None:
         try:
             answer = await self.link.call(request)
         except (BackendUnavailable, OSError, TimeoutError) as exc:
             self.copy.forget_producer()
-            part.fail(TARGET_UNAVAILABLE, f"target {_where(plan)}: {exc}")
+            for part, *_ in items:
+                part.fail(TARGET_UNAVAILABLE, f"target {_where(part.plan)}: {exc}")
             return
         finally:
             self.slots.release()
-        reply = answer.responses[0].partition_responses[0]
+        replies = {
+            (topic.name, int(reply.index)): reply
+            for topic in answer.responses
+            for reply in topic.partition_responses
+        }
+        for part, _, _, head, at in items:
+            self._check(part, head, at, replies.get(part.key))
+
+    def _check(self, part: _Partition, head: batch_copy.Head, at: int, reply: Any) -> None:
+        """Count the batch sent for ``part`` to land at ``at``, or fail the partition."""
+        plan = part.plan
         if part.error is not None:
+            return
+        if reply is None:
+            self.copy.forget_producer()
+            part.fail("kafka", f"producing to {_where(plan)}: the broker did not answer for it")
             return
         if reply.error_code != ErrorCode.none:
             self.copy.forget_producer()
@@ -372,11 +443,14 @@ class _Sink:
 
     def abandon(self, why: str) -> None:
         self.copy.forget_producer()
+        if self.writer is not None:
+            self.writer.cancel()
         for task in self.tasks:
             task.cancel()
-        for part, *_ in self.queue:
-            part.fail(TARGET_UNAVAILABLE, why)
-        self.queue.clear()
+        for queue in self.queues.values():
+            for part, *_ in queue:
+                part.fail(TARGET_UNAVAILABLE, why)
+            queue.clear()
         self.link.close()
 
 
@@ -387,11 +461,14 @@ class _Cluster:
         self.role = role
         self.bootstrap = [host_port(s) for s in str(conf["bootstrap.servers"]).split(",")]
         self.sasl = sasl_of(conf, role)
+        self.tls = tls_of(conf, role)
         self.links: dict[tuple[str, int], BrokerLink] = {}
+        self.known: dict[tuple[str, int], tuple[str, int]] = {}  # leaders asked for
+        self.topics_known: set[str] = set()
 
     def link(self, address: tuple[str, int]) -> BrokerLink:
         if address not in self.links:
-            self.links[address] = BrokerLink(*address, CLIENT_ID, self.sasl)
+            self.links[address] = BrokerLink(*address, CLIENT_ID, self.sasl, self.tls)
         return self.links[address]
 
     async def call_any(self, body: Any) -> Any:
@@ -403,8 +480,19 @@ class _Cluster:
                 failure = exc
         raise BackendUnavailable(f"no {self.role} broker answers ({failure})")
 
+    def forget_leaders(self) -> None:
+        self.known.clear()
+        self.topics_known.clear()
+
     async def leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
-        """(topic, partition) -> its leader's address."""
+        """(topic, partition) -> its leader's address (asked again for a topic not
+        known yet, and after a task met a failure)."""
+        if not all(t in self.topics_known for t in topics):
+            self.known.update(await self._ask_leaders(topics))
+            self.topics_known.update(topics)
+        return self.known
+
+    async def _ask_leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
         request = MetadataRequest(
             topics=tuple(MetadataRequestTopic(topic_id=None, name=t) for t in topics),
             allow_auto_topic_creation=False,
@@ -458,44 +546,47 @@ def _fetch(parts: list[_Partition]) -> Any:
     )
 
 
-def _produce(plan: RangePlan, batch: bytes) -> Any:
+def _produce(items: list[_Item]) -> Any:
+    """One Produce request (acks=all) with each item's batch: its new header, then its
+    records."""
+    by_topic: dict[str, list[Any]] = {}
+    for part, header, body, _, _ in items:
+        by_topic.setdefault(part.plan.topic, []).append(
+            PartitionProduceData(index=part.plan.partition, records=header + bytes(body))
+        )
     return ProduceRequest(
         transactional_id=None,
         acks=-1,
         timeout=dt.timedelta(seconds=30),
-        topic_data=(
-            TopicProduceData(
-                name=plan.topic,
-                partition_data=(PartitionProduceData(index=plan.partition, records=batch),),
-            ),
+        topic_data=tuple(
+            TopicProduceData(name=topic, partition_data=tuple(data))
+            for topic, data in by_topic.items()
         ),
     )
 
 
 def _finish(settings: CopySettings, parts: list[_Partition]) -> Iterator[RangeResult]:
-    """Each partition's result; the part the byte copy handed on goes to the record
-    copier first (after every batch before it was acknowledged)."""
+    """Each partition's result. What the byte copy handed on goes to the record copier
+    (after every batch before it was acknowledged), all those ranges together."""
+    results, handed = {}, []
     for part in parts:
         plan = part.plan
         result = RangeResult(plan.topic, plan.partition, runs=coalesce(part.runs))
         result.first_seen, result.seen = part.first_seen, part.seen
         result.last_timestamp = part.last_timestamp
+        result.next_offset = part.position
         if part.error is not None:
             result.error = part.error
             result.next_offset = result.runs[-1].source_end if result.runs else None
-            yield result
-            continue
-        result.next_offset = part.position
-        if part.by_records is not None:
+        elif part.by_records is not None:
             start, stop, _why = part.by_records
-            rest = copy_records(
-                settings,
-                RangePlan(
-                    plan.topic, plan.partition, start, stop, part.acked_next, part.acked_next
-                ),
-            )
-            result = _joined(result, rest)
-        yield result
+            at = part.acked_next
+            handed.append(RangePlan(plan.topic, plan.partition, start, stop, at, at))
+        results[part.key] = result
+    for rest in copy_ranges(settings, handed) if handed else ():
+        key = (rest.topic, rest.partition)
+        results[key] = _joined(results[key], rest)
+    yield from results.values()
 
 
 def _joined(first: RangeResult, then: RangeResult) -> RangeResult:

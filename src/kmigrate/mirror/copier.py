@@ -1,7 +1,8 @@
 """Which of the mirror's two copiers a link runs, and why: record batches as bytes (the
 default: fetched and produced unchanged, only the producer identity rewritten), or
 record by record through librdkafka (when the target must get records changed, or a
-cluster is reached in a way kmigrate's own connections do not speak). Pure."""
+cluster logs in with a SASL mechanism kmigrate's own connections do not speak:
+GSSAPI, OAUTHBEARER). Pure."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from kmigrate.errors import ConfigError
 
 AUTO, BYTES, RECORDS = "auto", "bytes", "records"
 CHOICES = (AUTO, BYTES, RECORDS)
-_OWN_PROTOCOLS = {"PLAINTEXT", "SASL_PLAINTEXT"}
+_OWN_PROTOCOLS = {"PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL"}
 _OWN_MECHANISMS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 # Producer settings that change what the target stores (the byte copy keeps the
 # source's batches as they are).
@@ -60,11 +61,8 @@ def _why_not_bytes(
     for name, conf in clusters.items():
         protocol = str(conf.get("security.protocol", "PLAINTEXT")).upper()
         if protocol not in _OWN_PROTOCOLS:
-            return (
-                f"cluster '{name}' is reached over {protocol}, and the byte copy's own "
-                "connections speak PLAINTEXT and SASL_PLAINTEXT only"
-            )
+            return f"cluster '{name}' is reached over {protocol}"
         mechanism = str(conf.get("sasl.mechanism", "PLAIN")).upper()
-        if protocol == "SASL_PLAINTEXT" and mechanism not in _OWN_MECHANISMS:
+        if protocol.startswith("SASL") and mechanism not in _OWN_MECHANISMS:
             return f"cluster '{name}' logs in with SASL {mechanism}, which the byte copy lacks"
     return None

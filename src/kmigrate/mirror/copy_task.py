@@ -176,12 +176,6 @@ def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[
         yield from _copy_together(settings, together)
 
 
-def copy_records(settings: CopySettings, plan: RangePlan) -> RangeResult:
-    """One range copied record by record on its own (the byte copy hands over the
-    batches a broker would not store unchanged)."""
-    return _RangeCopy(settings, plan, _Output(settings)).run()
-
-
 def _copy_together(settings: CopySettings, plans: list[RangePlan]) -> Iterator[RangeResult]:
     output = _Output(settings)
     copies = {(p.topic, p.partition): _RangeCopy(settings, p, output) for p in plans}

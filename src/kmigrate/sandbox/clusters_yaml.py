@@ -22,6 +22,7 @@ from kmigrate.sandbox.state import (
     SandboxCluster,
     SandboxState,
 )
+from kmigrate.sandbox.tls import tls_files
 
 SECRETS_FILE = "secrets.env"
 
@@ -61,15 +62,23 @@ def _write_secrets(directory: Path, values: dict[str, str]) -> None:
         f.write("".join(f"{k}={v}\n" for k, v in sorted(values.items())))
 
 
-def _cluster_entry(cluster: SandboxCluster, user: str = ADMIN_USER) -> dict[str, object]:
+def _cluster_entry(
+    cluster: SandboxCluster, directory: Path, user: str = ADMIN_USER
+) -> dict[str, object]:
     entry: dict[str, object] = {"bootstrap_servers": cluster.bootstrap_servers}
+    properties: dict[str, object] = {}
+    if cluster.listener != "PLAINTEXT":
+        properties["security.protocol"] = cluster.listener
     if cluster.secure:
-        entry["properties"] = {
-            "security.protocol": "SASL_PLAINTEXT",
+        properties |= {
             "sasl.mechanism": SCRAM_MECHANISM,
             "sasl.username": user,
             "sasl.password": "${" + password_variable(cluster.name, user) + "}",
         }
+    if cluster.tls:
+        properties["ssl.ca.location"] = str(tls_files(directory / cluster.name).ca)
+    if properties:
+        entry["properties"] = properties
     if cluster.schema_registry is not None:
         entry["schema_registry"] = {"url": cluster.schema_registry.url}
     return entry
@@ -78,7 +87,9 @@ def _cluster_entry(cluster: SandboxCluster, user: str = ADMIN_USER) -> dict[str,
 def clusters_yaml_text(state: SandboxState) -> str:
     document: dict[str, object] = {
         "env_file": SECRETS_FILE,
-        "clusters": {n: _cluster_entry(c) for n, c in sorted(state.clusters.items())},
+        "clusters": {
+            n: _cluster_entry(c, state.directory) for n, c in sorted(state.clusters.items())
+        },
     }
     if state.ensembles:
         document["zookeeper"] = {
@@ -101,6 +112,7 @@ def cluster_config(
     state: SandboxState, cluster: SandboxCluster, *, user: str = ADMIN_USER, timeout_s: float = 10.0
 ) -> ClusterConfig:
     """The ClusterConfig for a sandbox cluster, credentials resolved from secrets.env."""
-    document = {"env_file": SECRETS_FILE, "clusters": {cluster.name: _cluster_entry(cluster, user)}}
+    entry = _cluster_entry(cluster, state.directory, user)
+    document = {"env_file": SECRETS_FILE, "clusters": {cluster.name: entry}}
     settings = parse_settings(yaml.safe_dump(document), state.directory / SANDBOX_CONFIG_NAME)
     return settings.cluster(cluster.name).model_copy(update={"timeout_s": timeout_s})

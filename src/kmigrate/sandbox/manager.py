@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from kmigrate.errors import ConfigError, SandboxError
 from kmigrate.net import free_ports
-from kmigrate.sandbox import process, readiness, schema_registry, zookeeper
+from kmigrate.sandbox import process, readiness, schema_registry, tls, zookeeper
 from kmigrate.sandbox.clusters_yaml import (
     new_passwords,
     write_clusters_yaml,
@@ -69,6 +69,7 @@ class UpRequest:
     ensembles: Sequence[str] = ()  # ensembles to bring up (besides ``zookeeper``'s)
     nodes: int = 3  # servers of a new ensemble
     schema_registry: bool = False  # give each cluster a Schema Registry if it has none
+    tls: bool = False  # clients and brokers talk TLS (a CA of the cluster's own)
 
     def ensemble_names(self) -> list[str]:
         names = list(self.ensembles)
@@ -305,12 +306,13 @@ def _check_request(request: UpRequest) -> None:
 
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
     wanted_version = request.kafka_version or cluster.kafka_version
-    if (cluster.secure, cluster.kafka_version) != (request.secure, wanted_version) or (
+    have = (cluster.secure, cluster.tls, cluster.kafka_version)
+    if have != (request.secure, request.tls, wanted_version) or (
         request.brokers < len(cluster.brokers)
     ):
         raise SandboxError(
             f"cluster '{cluster.name}' already exists in {directory} with "
-            f"{len(cluster.brokers)} broker(s), secure={cluster.secure}, Kafka "
+            f"{len(cluster.brokers)} broker(s), secure={cluster.secure}, tls={cluster.tls}, Kafka "
             f"{cluster.kafka_version}; run `kmigrate sandbox down --purge --cluster "
             f"{cluster.name}` first or use another --dir (a cluster can grow, not shrink)"
         )
@@ -406,7 +408,11 @@ def _new_cluster(
         )
         for i in range(n)
     )
-    cluster = SandboxCluster(name, _cluster_id(), version, request.secure, brokers, connect)
+    cluster = SandboxCluster(
+        name, _cluster_id(), version, request.secure, brokers, connect, tls=request.tls
+    )
+    if request.tls:
+        tls.ensure_certificates(directory / name, name)
     passwords = new_passwords(directory, name) if request.secure else {}
     if connect:
         # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper, and
@@ -456,7 +462,8 @@ def _write_broker_files(
     (folder / name).write_text(content)
     props = folder / "server.properties"
     props.touch(mode=0o600)  # may hold the admin password
-    props.write_text(server_properties(cluster, broker, folder / "data", admin_password))
+    stores = tls.broker_properties(tls.tls_files(directory / cluster.name)) if cluster.tls else None
+    props.write_text(server_properties(cluster, broker, folder / "data", admin_password, stores))
     return props
 
 

@@ -13,10 +13,15 @@ SECURE_LISTENER = "SASL_PLAINTEXT"
 
 
 def server_properties(
-    cluster: SandboxCluster, broker: BrokerNode, data_dir: Path, admin_password: str | None
+    cluster: SandboxCluster,
+    broker: BrokerNode,
+    data_dir: Path,
+    admin_password: str | None,
+    tls: dict[str, str] | None = None,
 ) -> str:
-    """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine."""
-    listener = SECURE_LISTENER if cluster.secure else "PLAINTEXT"
+    """The broker's server.properties: KRaft, 127.0.0.1 only, sized for one machine;
+    ``tls``: the key and trust store settings of a cluster with TLS."""
+    listener = cluster.listener
     replication = min(3, len(cluster.brokers))
     props: dict[str, object] = (
         _zookeeper_mode(cluster, broker, listener)
@@ -53,10 +58,11 @@ def server_properties(
     if cluster.secure:
         password = admin_password or ""
         props.update(
-            zookeeper_secure_properties(password)
+            zookeeper_secure_properties(password, listener)
             if cluster.zookeeper_connect
-            else kraft_secure_properties(password)
+            else kraft_secure_properties(password, listener)
         )
+    props.update(tls or {})
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -94,20 +100,20 @@ def _zookeeper_mode(
     return found
 
 
-def _scram_listener(admin_password: str) -> dict[str, str]:
-    """The one SASL_PLAINTEXT listener: SCRAM-SHA-512 for clients and between brokers
-    (they log in as the admin user)."""
+def _scram_listener(admin_password: str, listener: str) -> dict[str, str]:
+    """The one SASL listener: SCRAM-SHA-512 for clients and between brokers (they log
+    in as the admin user)."""
     jaas = f'{_SCRAM_MODULE} required username="{ADMIN_USER}" password="{admin_password}";'
     return {
         "sasl.enabled.mechanisms": SCRAM_MECHANISM,
         "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,
-        f"listener.name.{SECURE_LISTENER.lower()}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
+        f"listener.name.{listener.lower()}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
     }
 
 
-def kraft_secure_properties(admin_password: str) -> dict[str, str]:
+def kraft_secure_properties(admin_password: str, listener: str = SECURE_LISTENER) -> dict[str, str]:
     """What a secure KRaft sandbox broker adds to server.properties."""
-    return _scram_listener(admin_password) | {
+    return _scram_listener(admin_password, listener) | {
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         # The controller listener is PLAINTEXT on 127.0.0.1 (KRaft controllers cannot
         # authenticate SCRAM: its credentials live in the metadata they serve), so
@@ -117,12 +123,14 @@ def kraft_secure_properties(admin_password: str) -> dict[str, str]:
     }
 
 
-def zookeeper_secure_properties(admin_password: str) -> dict[str, str]:
+def zookeeper_secure_properties(
+    admin_password: str, listener: str = SECURE_LISTENER
+) -> dict[str, str]:
     """What a secure ZooKeeper-mode sandbox broker adds to server.properties (its
     listener, listener.security.protocol.map and inter.broker.listener.name name
     SASL_PLAINTEXT). Nothing is anonymous on it: only the admin is a super user. The
     admin's and the client's SCRAM credentials are in ZooKeeper before it starts."""
-    return _scram_listener(admin_password) | {
+    return _scram_listener(admin_password, listener) | {
         "authorizer.class.name": ACL_AUTHORIZER,
         "super.users": f"User:{ADMIN_USER}",
         "allow.everyone.if.no.acl.found": "false",

@@ -64,6 +64,15 @@ class SandboxCluster:
     controllers: tuple[ControllerNode, ...] = ()
     # Its own Schema Registry (`sandbox up --schema-registry`); None: it has none.
     schema_registry: RegistryNode | None = None
+    # Clients reach its brokers over TLS (`sandbox up --tls`): SSL, or SASL_SSL if secure.
+    tls: bool = False
+
+    @property
+    def listener(self) -> str:
+        """The security protocol (and name) of its one client and inter-broker listener."""
+        if self.tls:
+            return "SASL_SSL" if self.secure else "SSL"
+        return "SASL_PLAINTEXT" if self.secure else "PLAINTEXT"
 
     @property
     def bootstrap_servers(self) -> str:

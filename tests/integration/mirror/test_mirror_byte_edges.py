@@ -121,13 +121,13 @@ def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_r
     for start in range(0, 300, 100):
         produce(clusters.source, topic, _batch(start, 100, 1))
     by_records = []
-    real = byte_copy.copy_records
+    real = byte_copy.copy_ranges
 
-    def spy(settings: CopySettings, plan: RangePlan) -> object:
-        by_records.append((plan.start, plan.end, plan.expected_end))
-        return real(settings, plan)
+    def spy(settings: CopySettings, plans: list[RangePlan]) -> object:
+        by_records.extend((plan.start, plan.end, plan.expected_end) for plan in plans)
+        return real(settings, plans)
 
-    monkeypatch.setattr(byte_copy, "copy_records", spy)
+    monkeypatch.setattr(byte_copy, "copy_ranges", spy)
     settings = CopySettings(clusters.source.as_librdkafka(), clusters.target.as_librdkafka())
     edges = [RangePlan(topic, 0, 37, 237, 0, 0)]
     (result,) = byte_copy.copy_ranges_as_bytes(settings, edges)

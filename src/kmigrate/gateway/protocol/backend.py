@@ -15,7 +15,13 @@ from kio.schema.errors import ErrorCode
 from kmigrate.codec.sasl import SaslClient
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.protocol import wire
-from kmigrate.kafka.protocol.link import BackendUnavailable, BrokerLink, host_port, sasl_of
+from kmigrate.kafka.protocol.link import (
+    BackendUnavailable,
+    BrokerLink,
+    host_port,
+    sasl_of,
+    tls_of,
+)
 
 FETCH = 1  # api key
 
@@ -57,6 +63,7 @@ class Backend:
         self.client_id = client_id
         self.bootstrap = [host_port(s) for s in config.bootstrap_servers.split(",")]
         self._sasl = sasl_factory(config)
+        self._tls = tls_of(config.as_librdkafka(), config.name)
         self.view = ClusterView()
         self.versions: dict[int, tuple[int, int]] = {}
         self._links: dict[tuple[str, int, str], BrokerLink] = {}
@@ -71,7 +78,7 @@ class Backend:
         key = (host, port, identity.name if identity else "")
         if key not in self._links:
             sasl = identity.sasl if identity else self._sasl
-            self._links[key] = BrokerLink(host, port, self.client_id, sasl)
+            self._links[key] = BrokerLink(host, port, self.client_id, sasl, self._tls)
         return self._links[key]
 
     async def call_broker(
@@ -96,7 +103,7 @@ class Backend:
         every produce and fetch behind it; it waits like a client's own connection."""
         idle = self._fetch_links.setdefault((*address, identity.name if identity else ""), [])
         sasl = identity.sasl if identity else self._sasl
-        link = idle.pop() if idle else BrokerLink(*address, self.client_id, sasl)
+        link = idle.pop() if idle else BrokerLink(*address, self.client_id, sasl, self._tls)
         try:
             answer = await link.call(body)
         except BaseException:  # broken, or given up on (cancelled): never reused

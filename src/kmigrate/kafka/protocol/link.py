@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,9 +37,15 @@ class BrokerLink:
     come back in order and are matched by correlation id."""
 
     def __init__(
-        self, host: str, port: int, client_id: str, sasl: Callable[[], SaslClient] | None
+        self,
+        host: str,
+        port: int,
+        client_id: str,
+        sasl: Callable[[], SaslClient] | None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.tls = tls
         self.client_id = client_id
         self.sasl = sasl
         self._writer: asyncio.StreamWriter | None = None
@@ -83,7 +90,13 @@ class BrokerLink:
                 return self._writer
             try:
                 reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), CONNECT_TIMEOUT_S
+                    asyncio.open_connection(
+                        self.host,
+                        self.port,
+                        ssl=self.tls,
+                        server_hostname=self.host if self.tls else None,
+                    ),
+                    CONNECT_TIMEOUT_S,
                 )
             except (OSError, TimeoutError) as exc:
                 raise BackendUnavailable(f"{self.address}: {exc or 'connect timed out'}") from None
@@ -175,17 +188,24 @@ def host_port(server: str) -> tuple[str, int]:
     return host, int(port)
 
 
+_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+
+
+def _protocol(conf: Mapping[str, Any], cluster: str) -> str:
+    protocol = str(conf.get("security.protocol", "PLAINTEXT")).upper()
+    if protocol not in _PROTOCOLS:
+        raise ConfigError(
+            f"cluster '{cluster}': security.protocol {protocol} is not one of "
+            f"{', '.join(_PROTOCOLS)}"
+        )
+    return protocol
+
+
 def sasl_of(conf: Mapping[str, Any], cluster: str) -> Callable[[], SaslClient] | None:
     """How to log in to the brokers of ``cluster``, whose librdkafka settings are
     ``conf`` (None: no login). Secrets stay in memory, never in a message."""
-    protocol = str(conf.get("security.protocol", "PLAINTEXT")).upper()
-    if protocol == "PLAINTEXT":
+    if not _protocol(conf, cluster).startswith("SASL"):
         return None
-    if protocol != "SASL_PLAINTEXT":
-        raise ConfigError(
-            f"cluster '{cluster}': kmigrate's own Kafka connections reach brokers over "
-            f"PLAINTEXT or SASL_PLAINTEXT only (security.protocol is {protocol})"
-        )
     mechanism = str(conf.get("sasl.mechanism", "PLAIN")).upper()
     if mechanism not in MECHANISMS:
         raise ConfigError(
@@ -194,3 +214,30 @@ def sasl_of(conf: Mapping[str, Any], cluster: str) -> Callable[[], SaslClient] |
         )
     username, password = str(conf.get("sasl.username", "")), str(conf.get("sasl.password", ""))
     return lambda: SaslClient(mechanism, username, password)
+
+
+def tls_of(conf: Mapping[str, Any], cluster: str) -> ssl.SSLContext | None:
+    """The TLS context for the brokers of ``cluster`` (None: no TLS), from the same
+    librdkafka properties its clients use: the CA (the system's when none is named), a
+    client certificate and key for mutual TLS, a CRL, and host name checking unless
+    ``ssl.endpoint.identification.algorithm`` is ``none``."""
+    if not _protocol(conf, cluster).endswith("SSL"):
+        return None
+    ca, crl = conf.get("ssl.ca.location") or None, conf.get("ssl.crl.location") or None
+    cert, key = conf.get("ssl.certificate.location"), conf.get("ssl.key.location")
+    try:
+        context = ssl.create_default_context(cafile=ca)
+        if cert:
+            password = conf.get("ssl.key.password") or None
+            context.load_cert_chain(cert, key or None, password=password)
+        if crl:
+            context.load_verify_locations(crl)
+            context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"cluster '{cluster}': the TLS files of its ssl.* properties cannot be used: "
+            f"{getattr(exc, 'strerror', None) or exc.__class__.__name__}"
+        ) from None
+    if str(conf.get("ssl.endpoint.identification.algorithm", "https")).lower() == "none":
+        context.check_hostname = False
+    return context

@@ -1,0 +1,82 @@
+"""Clusters reached over TLS (`sandbox up --tls`): brokers with certificates from a CA of
+their own, clusters.yaml trusting it. kmigrate's own Kafka connections (the mirror's
+byte copy) and kafka-python's (quotas) use the same clusters.yaml entries as
+librdkafka does, and check the brokers' certificates."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kmigrate.config import load_settings
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.quotas import ClientQuotas, Entity
+from kmigrate.kafka.records import produce
+from kmigrate.model.records import Record
+from kmigrate.sandbox import manager
+from kmigrate.sandbox.state import SandboxState, load_state
+from tests.helpers import unique
+from tests.integration.cli_contract.harness import run_in
+from tests.integration.mirror.harness import (
+    MirrorProcess,
+    assert_exact_copy,
+    mirror_config,
+    mirror_until_caught_up,
+    transactional,
+)
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
+    """Two one-broker clusters, `sealed` and `vaulted`, clients over TLS only."""
+    directory = tmp_path_factory.mktemp("tls")
+    manager.up(directory, manager.UpRequest(clusters=["sealed", "vaulted"], tls=True))
+    try:
+        yield load_state(directory.resolve())
+    finally:
+        manager.down(directory, purge=True, grace=10)
+
+
+def _config(state: SandboxState) -> Path:
+    return state.directory / "clusters.yaml"
+
+
+def test_the_clusters_yaml_entry_trusts_the_sandbox_ca(sealed: SandboxState) -> None:
+    entry = yaml.safe_load(_config(sealed).read_text())["clusters"]["sealed"]
+    assert entry["properties"]["security.protocol"] == "SSL"
+    assert Path(entry["properties"]["ssl.ca.location"]).is_file()
+
+
+def test_the_byte_copy_mirrors_between_tls_clusters(sealed: SandboxState, tmp_path: Path) -> None:
+    """Fetch and Produce over TLS, the brokers' certificates checked against the CA and
+    their host name (127.0.0.1): committed and aborted transactions and plain records
+    arrive record for record."""
+    settings = load_settings(_config(sealed))
+    source, target = settings.cluster("sealed"), settings.cluster("vaulted")
+    with ClusterAdmin(source) as admin:
+        topic = admin.create_topic(unique("tls-bytes"), 2).name
+    now = int(time.time() * 1000)
+    produce(source, topic, [Record(b"k", b"v%d" % i, (), now + i, i % 2) for i in range(300)])
+    transactional(source, topic, rounds=4)  # 20 committed, 20 aborted
+    config = mirror_config(_config(sealed), tmp_path)
+    args = ("--source", "sealed", "--target", "vaulted", "--topics", topic, "--copy", "bytes")
+    mirror = MirrorProcess(config, "tls-bytes", args, tmp_path / "mirror.log")
+    mirror_until_caught_up(mirror, source, [topic])
+    assert "copying record batches as bytes" in (tmp_path / "mirror.log").read_text()
+    assert assert_exact_copy(config, "tls-bytes", source, target, topic) == 320
+
+
+def test_quotas_are_copied_over_tls_by_kafka_python(sealed: SandboxState, tmp_path: Path) -> None:
+    settings = load_settings(_config(sealed))
+    entity: Entity = (("user", unique("tls-user")),)
+    with ClientQuotas(settings.cluster("sealed")) as quotas:
+        quotas.alter({entity: {"producer_byte_rate": 4096.0}})
+    argv = ["--config", str(_config(sealed)), "quotas", "copy", "--source", "sealed"]
+    done = run_in(tmp_path, [*argv, "--target", "vaulted"])
+    assert done.code == 0, done.stderr
+    with ClientQuotas(settings.cluster("vaulted")) as quotas:
+        assert quotas.describe()[entity] == {"producer_byte_rate": 4096.0}

@@ -80,3 +80,26 @@ def test_quotas_are_copied_over_tls_by_kafka_python(sealed: SandboxState, tmp_pa
     assert done.code == 0, done.stderr
     with ClientQuotas(settings.cluster("vaulted")) as quotas:
         assert quotas.describe()[entity] == {"producer_byte_rate": 4096.0}
+
+
+def test_the_gateway_reaches_tls_backends(
+    sealed: SandboxState, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The gateway's backend connections use the clusters.yaml TLS settings: records
+    written through it land on a TLS cluster and are read back through it."""
+    from tests.integration.gateway.conftest import running_gateway
+    from tests.integration.gateway.test_gateway_clients import _consume, _produce, _route
+
+    settings = load_settings(_config(sealed))
+    topic = unique("gw-tls")
+    with ClusterAdmin(settings.cluster("sealed")) as admin:
+        admin.create_topic(topic, 2)
+    folder = tmp_path_factory.mktemp("gateway-tls").resolve()
+    with running_gateway(_config(sealed), folder, group_home="vaulted") as gw:
+        _route(gw, topic, "sealed")
+        values = [f"t-{n}".encode() for n in range(200)]
+        assert _produce(gw.bootstrap, topic, values) == set(values)
+        seen = _consume(gw.bootstrap, [topic], unique("gw-tls-group"), 200)
+    assert sorted(seen) == sorted(values)
+    with ClusterAdmin(settings.cluster("sealed")) as admin:
+        assert sum(w.high for w in admin.watermarks(topic)) == 200

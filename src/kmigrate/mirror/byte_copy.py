@@ -590,15 +590,19 @@ def _finish(settings: CopySettings, parts: list[_Partition]) -> Iterator[RangeRe
 
 
 def _joined(first: RangeResult, then: RangeResult) -> RangeResult:
+    """The byte copy's result for a range, then the record copier's for the part handed
+    to it (which its byte limit may have left unread: then reading goes on where the
+    byte copy stopped)."""
     first.runs = coalesce([*first.runs, *then.runs])
     if first.first_seen is None:
         first.first_seen = then.first_seen
     first.seen += then.seen
     first.last_timestamp = then.last_timestamp or first.last_timestamp
-    first.next_offset = then.next_offset
     first.error = then.error
     if then.error is not None:
         first.next_offset = first.runs[-1].source_end if first.runs else None
+    elif then.next_offset is not None:
+        first.next_offset = then.next_offset
     return first
 
 

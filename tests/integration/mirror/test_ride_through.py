@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, load_settings
 from kmigrate.errors import KMigrateError
@@ -409,12 +409,35 @@ def _wait_in_sync(cluster: ClusterConfig, topic: str) -> None:
     wait_for(full, timeout=90, interval=0.5, message=f"{topic} back in sync on {cluster.name}")
 
 
+_COORDINATOR_MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+}
+
+
 def _commit(cluster: ClusterConfig, group: str, topic: str, position: int) -> None:
+    """Commit as a group's consumer does; retried, as its client would, while a
+    restarted broker's group coordinator is still loading or moving."""
     consumer = Consumer({**cluster.as_librdkafka(), "group.id": group, "enable.auto.commit": False})
+
+    def committed() -> bool:
+        try:
+            consumer.commit(
+                offsets=[TopicPartition(topic, p, position + p) for p in (0, 1)],
+                asynchronous=False,
+            )
+        except KafkaException as exc:
+            if exc.args[0].code() not in _COORDINATOR_MOVING:
+                raise
+            return False
+        return True
+
     try:
-        consumer.commit(
-            offsets=[TopicPartition(topic, p, position + p) for p in (0, 1)], asynchronous=False
-        )
+        wait_for(committed, timeout=60, interval=0.5, message=f"{group} committed {position}")
     finally:
         consumer.close()
 

@@ -261,6 +261,7 @@ def mirror(results: list[Result]) -> str:
         [
             "run",
             "kmigrate records/s",
+            "kmigrate, batches as bytes",
             "MirrorMaker 2 records/s",
             "kmigrate vs MM2",
             "lag p99 kmigrate / MM2",
@@ -269,6 +270,9 @@ def mirror(results: list[Result]) -> str:
             [
                 x.date,
                 num(x.get("kmigrate.records_per_s"), 0),
+                ""
+                if x.get("kmigrate_bytes") is MISSING
+                else num(x.get("kmigrate_bytes.records_per_s"), 0),
                 num(x.get("mm2.records_per_s"), 0),
                 ratio(x.get("kmigrate.records_per_s"), x.get("mm2.records_per_s")),
                 pair(_s(x.get("kmigrate.lag.p99_ms")), _s(x.get("mm2.lag.p99_ms")), 2, " s"),
@@ -314,7 +318,7 @@ def _byte_copy_by_topic(r: Result) -> str:
                 pair(
                     r.get(f"kmigrate.by_size.{topic}.cpu_s_per_mb"),
                     r.get(f"{mine}.cpu_s_per_mb"),
-                    3,
+                    4,
                     " s",
                 ),
             ]

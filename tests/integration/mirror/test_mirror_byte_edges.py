@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
@@ -64,7 +66,8 @@ def test_kill_nines_while_batches_straddle_range_edges_lose_and_repeat_nothing(
     inside as bytes and the edges record by record, through committed and aborted
     transactions, and is killed with -9 at random moments (once copying in the driver,
     once on Spark). The target then equals the source record by record, at the offsets
-    the map says. Replay a failure with KMIGRATE_TEST_SEED."""
+    the map says, and Kafka's own Java consumer reads it (checking every batch's CRC).
+    Replay a failure with KMIGRATE_TEST_SEED."""
     topic = unique("edges")
     with ClusterAdmin(clusters.source) as admin:
         admin.create_topic(topic, PARTITIONS)
@@ -102,6 +105,37 @@ def test_kill_nines_while_batches_straddle_range_edges_lose_and_repeat_nothing(
     assert "copying record batches as bytes" in log, last.tail()
     compared = assert_exact_copy(config, "edges", clusters.source, clusters.target, topic)
     assert compared == writer.visible, f"kills (copied by, after s): {kills}; {last.tail()}"
+    assert _java_reads(clusters, topic) == _values(clusters, topic), "Kafka's own consumer"
+
+
+def _java_reads(clusters: Clusters, topic: str) -> dict[int, list[str]]:
+    """The target as Kafka's own console consumer reads it (read_committed, CRCs
+    checked, as the Java client does by default): values per partition, in order."""
+    jars = ensure_jars(DEFAULT_KAFKA_VERSION)
+    read = subprocess.run(
+        ["java", "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+         "--bootstrap-server", clusters.target.bootstrap_servers, "--topic", topic,
+         "--from-beginning", "--isolation-level", "read_committed", "--timeout-ms", "15000",
+         "--formatter-property", "print.partition=true"],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    found: dict[int, list[str]] = {}
+    for line in read.stdout.splitlines():
+        partition, _, value = line.partition("\t")
+        if partition.startswith("Partition:"):
+            found.setdefault(int(partition.removeprefix("Partition:")), []).append(value)
+    assert found, read.stderr[-2000:]
+    return found
+
+
+def _values(clusters: Clusters, topic: str) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    with ClusterAdmin(clusters.source) as admin:
+        ends = {w.partition: w.high for w in admin.watermarks(topic)}
+    for partition, end in ends.items():
+        records = read_partition(clusters.source, topic, partition, 0, end)
+        found[partition] = [(r.value or b"").decode() for r in records]
+    return found
 
 
 def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_record(

@@ -142,12 +142,10 @@ class _Partition:
     plan: RangePlan
     position: int  # the next source offset to read
     target_next: int  # where the next batch sent must land
-    sequence: int = 0  # the next batch's base sequence
     acked_next: int = 0  # the target offset after the last acknowledged batch
     runs: list[OffsetRun] = field(default_factory=list)
     first_seen: int | None = None
     seen: int = 0
-    read: int = 0  # bytes fetched (a task stops reading after settings.max_bytes)
     last_timestamp: int | None = None
     error: tuple[str, str] | None = None
     by_records: tuple[int, int, str] | None = None  # (start, stop, why) for the record copier
@@ -332,9 +330,7 @@ class _ByteCopy:
         self.sink_of[part.key].send(part, header, body, head)
         part.target_next += head.offsets
         part.seen += head.count
-        size = head.end - head.start
-        part.read += size
-        self.total_read += size
+        self.total_read += head.end - head.start  # a task stops after settings.max_bytes
         part.last_timestamp = head.max_timestamp
 
     def forget_producer(self) -> None:

@@ -24,6 +24,8 @@ no longer certain); the next task asks the target for a new one.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import datetime as dt
 import functools
 import threading
@@ -118,6 +120,18 @@ class _Runtime:
             target=self.loop.run_forever, name="kmigrate-byte-copy", daemon=True
         ).start()
         self.clusters: dict[tuple[str, str], _Cluster] = {}
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Close every connection (their reader tasks end) before the process exits."""
+
+        async def closing() -> None:
+            for cluster in self.clusters.values():
+                cluster.close()
+            await asyncio.sleep(0)  # the cancelled readers finish
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(closing(), self.loop).result(timeout=5)
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result()

@@ -40,7 +40,16 @@ async def check(state: State, body: ProduceRequest) -> tuple[dict[Partition, Key
     verdicts = {at: first.decide(key, seq, expected) for at, (key, seq, expected) in found.items()}
     asked = {at: found[at][0] for at, v in verdicts.items() if v is Verdict.ASK}
     if asked:
-        knows = await _backend_knows(state, list(asked.values()))
+        try:
+            knows = await _backend_knows(state, list(asked.values()))
+        except BaseException:
+            # Nothing of this request is forwarded: the first writes it opened are
+            # settled as not written, or every later batch of those producers would wait
+            # behind them (WAIT_S each, then refused) for as long as the gateway runs.
+            for at, verdict in verdicts.items():
+                if verdict is Verdict.OPEN:
+                    first.done(found[at][0], written=False)
+            raise
         for at, key in asked.items():
             verdicts[at] = first.told(key, knows.get(key, False))
     opened = {at: found[at][0] for at, v in verdicts.items() if v is Verdict.OPEN}

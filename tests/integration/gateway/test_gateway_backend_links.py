@@ -40,11 +40,14 @@ async def _while_a_fetch_waits(backend: Backend, topic: str) -> tuple[Any, Any, 
     await backend.start()
     leader = backend.leader(topic, 0)
     assert leader is not None
-    for _ in range(100):  # a topic just created: its leader may not serve it yet
-        ready = await backend.call_broker(leader.broker, _fetch(topic, 0, dt.timedelta(0)))
-        if ready.responses[0].partitions[0].error_code == ErrorCode.none:
-            break
-        await asyncio.sleep(0.1)
+    for partition in (0, 1):  # a topic just created: its leader may not serve it yet
+        for _ in range(100):
+            ready = await backend.call_broker(
+                leader.broker, _fetch(topic, partition, dt.timedelta(0))
+            )
+            if ready.responses[0].partitions[0].error_code == ErrorCode.none:
+                break
+            await asyncio.sleep(0.1)
     waiting = asyncio.create_task(backend.call_broker(leader.broker, _fetch(topic, 0, WAIT)))
     await asyncio.sleep(0)  # the waiting fetch is sent first
     metadata = await backend.call_broker(leader.broker, _metadata())

@@ -322,24 +322,6 @@ def test_the_byte_copy_mirrors_between_scram_clusters(secure: SandboxState, tmp_
     """The mirror's own Kafka connections log in with SCRAM on both sides (the
     clusters.yaml entries the admin layer uses): committed and aborted transactions and
     plain records arrive record for record, copied as bytes."""
-    from tests.integration.mirror.harness import (
-        MirrorProcess,
-        assert_exact_copy,
-        mirror_config,
-        mirror_until_caught_up,
-        transactional,
-    )
+    from tests.integration.mirror.harness import byte_copy_checked
 
-    settings = load_settings(_config(secure))
-    locked, vault = settings.cluster("locked"), settings.cluster("vault")
-    with ClusterAdmin(locked) as admin:
-        topic = admin.create_topic(unique("secure-bytes"), 2).name
-    now = int(time.time() * 1000)
-    produce(locked, topic, [Record(b"k", b"v%d" % i, (), now + i, i % 2) for i in range(300)])
-    transactional(locked, topic, rounds=4)  # 20 committed, 20 aborted
-    config = mirror_config(Path(_config(secure)), tmp_path)
-    args = ("--source", "locked", "--target", "vault", "--topics", topic, "--copy", "bytes")
-    mirror = MirrorProcess(config, "secure-bytes", args, tmp_path / "mirror.log")
-    mirror_until_caught_up(mirror, locked, [topic])
-    assert "copying record batches as bytes" in (tmp_path / "mirror.log").read_text()
-    assert assert_exact_copy(config, "secure-bytes", locked, vault, topic) == 320
+    assert byte_copy_checked(Path(_config(secure)), "locked", "vault", tmp_path) == 320

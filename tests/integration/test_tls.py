@@ -5,7 +5,6 @@ librdkafka does, and check the brokers' certificates."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,19 +14,10 @@ import yaml
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas, Entity
-from kmigrate.kafka.records import produce
-from kmigrate.model.records import Record
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.state import SandboxState, load_state
 from tests.helpers import unique
 from tests.integration.cli_contract.harness import run_in
-from tests.integration.mirror.harness import (
-    MirrorProcess,
-    assert_exact_copy,
-    mirror_config,
-    mirror_until_caught_up,
-    transactional,
-)
 
 
 @pytest.fixture(scope="module")
@@ -55,19 +45,9 @@ def test_the_byte_copy_mirrors_between_tls_clusters(sealed: SandboxState, tmp_pa
     """Fetch and Produce over TLS, the brokers' certificates checked against the CA and
     their host name (127.0.0.1): committed and aborted transactions and plain records
     arrive record for record."""
-    settings = load_settings(_config(sealed))
-    source, target = settings.cluster("sealed"), settings.cluster("vaulted")
-    with ClusterAdmin(source) as admin:
-        topic = admin.create_topic(unique("tls-bytes"), 2).name
-    now = int(time.time() * 1000)
-    produce(source, topic, [Record(b"k", b"v%d" % i, (), now + i, i % 2) for i in range(300)])
-    transactional(source, topic, rounds=4)  # 20 committed, 20 aborted
-    config = mirror_config(_config(sealed), tmp_path)
-    args = ("--source", "sealed", "--target", "vaulted", "--topics", topic, "--copy", "bytes")
-    mirror = MirrorProcess(config, "tls-bytes", args, tmp_path / "mirror.log")
-    mirror_until_caught_up(mirror, source, [topic])
-    assert "copying record batches as bytes" in (tmp_path / "mirror.log").read_text()
-    assert assert_exact_copy(config, "tls-bytes", source, target, topic) == 320
+    from tests.integration.mirror.harness import byte_copy_checked
+
+    assert byte_copy_checked(_config(sealed), "sealed", "vaulted", tmp_path) == 320
 
 
 def test_quotas_are_copied_over_tls_by_kafka_python(sealed: SandboxState, tmp_path: Path) -> None:

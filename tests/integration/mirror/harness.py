@@ -248,3 +248,24 @@ def compacted_with_gaps(cluster: ClusterConfig, topic: str) -> None:
         return len(read_partition(cluster, topic, 0, mark.low, mark.high)) < mark.count
 
     wait_for(compacted, timeout=120, interval=1.0, message=f"{topic} compacted (offset gaps)")
+
+
+def byte_copy_checked(clusters_yaml: Path, source: str, target: str, folder: Path) -> int:
+    """Plain records and committed and aborted transactions on a new topic of cluster
+    ``source``, mirrored to ``target`` copying bytes; both compared record by record.
+    Returns the records compared."""
+    import time
+
+    settings = load_settings(clusters_yaml)
+    src, dst = settings.cluster(source), settings.cluster(target)
+    with ClusterAdmin(src) as admin:
+        topic = admin.create_topic(unique(f"{source}-bytes"), 2).name
+    now = int(time.time() * 1000)
+    produce(src, topic, [Record(b"k", b"v%d" % i, (), now + i, i % 2) for i in range(300)])
+    transactional(src, topic, rounds=4)  # 20 committed, 20 aborted
+    config = mirror_config(clusters_yaml, folder)
+    args = ("--source", source, "--target", target, "--topics", topic, "--copy", "bytes")
+    mirror = MirrorProcess(config, "bytes", args, folder / "mirror.log")
+    mirror_until_caught_up(mirror, src, [topic])
+    assert "copying record batches as bytes" in (folder / "mirror.log").read_text()
+    return assert_exact_copy(config, "bytes", src, dst, topic)

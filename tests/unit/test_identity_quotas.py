@@ -72,3 +72,14 @@ def test_after_the_writes_nothing_differs_and_the_targets_own_values_stay(
             if key not in source.get(entity, {}):
                 assert after[entity][key] == value, "a value only the target sets is kept"
     assert plan_quotas(source, after).writes == {}, "a second copy writes nothing"
+
+
+def test_applied_reads_set_values_and_removed_keys_back_in_any_entity_order() -> None:
+    from kmigrate.kafka.quotas import applied
+
+    found = {(("user", "app"), ("client-id", "c")): {"producer_byte_rate": 1024.0}}
+    assert applied({(("client-id", "c"), ("user", "app")): {"producer_byte_rate": 1024}}, found)
+    assert not applied({(("user", "app"), ("client-id", "c")): {"producer_byte_rate": 2048}}, found)
+    assert not applied({(("user", "app"), ("client-id", "c")): {"producer_byte_rate": None}}, found)
+    assert applied({(("user", "app"),): {"consumer_byte_rate": None}}, found)
+    assert not applied({(("ip", None),): {"connection_creation_rate": 5}}, {})

@@ -409,19 +409,27 @@ def _shield(settings: Settings, cluster: str, routes: str | None, on: bool, as_j
     setup_of(settings, routes)  # a gateway to change
     from kmigrate.gateway.control import command
 
-    new = command.shield(settings, routes, cluster, on)
+    done = command.shield(settings, routes, cluster, on)
     if as_json:
         render.print_json(
             {
                 "cluster": cluster,
                 "shielded": on,
-                "changed": new is not None,
-                "routes_version": new.version if new else None,
+                "changed": done is not None,
+                "routes_version": done.table.version if done else None,
+                "pending_instances": done.pending if done else [],
             }
         )
         return
-    if new is None:
+    if done is None:
         render.out.print(f"cluster {cluster} is already {'shielded' if on else 'served'}")
         return
     state = "shielded: its partitions answer retriable errors" if on else "served again"
-    render.out.print(f"cluster {cluster} {state} (routing table version {new.version})")
+    render.out.print(f"cluster {cluster} {state} (routing table version {done.table.version})")
+    if done.pending:
+        ids = ", ".join(str(i) for i in done.pending)
+        render.err.print(
+            f"warning: gateway instance(s) {ids} did not say within {command.APPLIED_S:g}s "
+            "that they serve this table; they will once their ZooKeeper watch fires "
+            "(`kmigrate gateway status` lists the live instances)"
+        )

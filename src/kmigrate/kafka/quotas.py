@@ -11,6 +11,7 @@ tools). Values are numbers: byte rates, ``request_percentage``,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,12 +20,25 @@ from kmigrate.kafka.python_admin import KafkaPythonAdmin
 
 Entity = tuple[tuple[str, str | None], ...]
 ENTITY_TYPES = ("user", "client-id", "ip")
+APPLIED_POLL_S = 0.2
 
 
 def entity_text(entity: Entity) -> str:
     """("user", "alice"), ("client-id", None) -> "user 'alice', client-id <default>"."""
     return ", ".join(
         f"{kind} {'<default>' if name is None else repr(name)}" for kind, name in entity
+    )
+
+
+def applied(
+    changes: Mapping[Entity, Mapping[str, float | None]],
+    found: Mapping[Entity, Mapping[str, float]],
+) -> bool:
+    """Whether ``found`` (as described) holds every value set and none removed."""
+    return all(
+        found.get(ordered(entity), {}).get(key) == (None if value is None else float(value))
+        for entity, values in changes.items()
+        for key, value in values.items()
     )
 
 
@@ -51,7 +65,10 @@ class ClientQuotas(KafkaPythonAdmin):
 
     def alter(self, changes: Mapping[Entity, Mapping[str, float | None]]) -> None:
         """Set each value (a number) or remove it (None), entity by entity; a refused
-        entity is one line naming it and Kafka's reason."""
+        entity is one line naming it and Kafka's reason. Returns once describing reads
+        the changes back, or after the cluster's timeout: a KRaft controller answers
+        when it has committed the change, and a broker describes what it has applied
+        since, a moment later."""
         if not changes:
             return
         from kafka.protocol.admin import AlterClientQuotasRequest
@@ -83,6 +100,9 @@ class ClientQuotas(KafkaPythonAdmin):
                     f"{entity_text(entity)}: {for_code(entry.error_code).__name__}"
                     + (f" ({entry.error_message})" if entry.error_message else "")
                 )
+        deadline = time.monotonic() + self.cluster.timeout_s
+        while not applied(changes, self.describe()) and time.monotonic() < deadline:
+            time.sleep(APPLIED_POLL_S)
 
     def _send(self, request: Any) -> Any:
         # Encoded here first: a request that cannot be encoded fails in this thread, not

@@ -249,8 +249,12 @@ def _accounted(traffic: Traffic, reader: Reader) -> dict[tuple[int, int], bytes]
 
 
 def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int, node: int) -> None:
-    assert run_cli("gateway", "shield", "--cluster", "source", config=str(gw.config)).code == 0
-    wait_for(lambda: "source" in _routes(gw).shielded, timeout=10, message="shielded")
+    shielded = run_cli("gateway", "shield", "--cluster", "source", "--json",
+                       config=str(gw.config))  # fmt: skip
+    assert shielded.code == 0, shielded.stderr
+    # It returns once every live instance serves the shield: the very next read refuses.
+    assert json.loads(shielded.stdout)["pending_instances"] == []
+    assert "source" in _routes(gw).shielded
     probe = Consumer({"bootstrap.servers": gw.instance(node), "group.id": unique("gw-probe")})
     try:
         with pytest.raises(KafkaException):  # the earliest offset lives on the origin
@@ -259,8 +263,11 @@ def _shielding_stops_origin_reads_only(gw: Gateway, topic: str, end: int, node: 
         for n in range(10):
             writer.produce(topic, f"shielded-{n}".encode(), partition=0)
         assert writer.flush(60) == 0, "writes to the target stopped while the origin is shielded"
+    finally:
+        # Unshielded whatever happened: later tests of the session's gateway use the origin.
         served = run_cli("gateway", "unshield", "--cluster", "source", config=str(gw.config))
-        assert served.code == 0
+    try:
+        assert served.code == 0, served.stderr
         marks = wait_for(
             lambda: _watermarks(probe, topic), timeout=30, message="origin served again"
         )

@@ -28,6 +28,9 @@ from kmigrate.store import store_for
 from kmigrate.store.migrations import record_event
 
 AUDIT = "gateway"  # the audit log's name for the gateway's changes
+# How long `shield` and `unshield` wait for every live instance to serve the new table
+# (ZooKeeper's notification time; an instance killed -9 is listed until its session ends).
+APPLIED_S = 15.0
 
 
 def auditor(settings: Settings) -> Audit:
@@ -189,9 +192,19 @@ def set_default(settings: Settings, setup: Setup, cluster: str | None) -> Routin
         registry.close()
 
 
-def shield(settings: Settings, routes: str | None, cluster: str, on: bool) -> RoutingTable | None:
-    """Stop (``on``) or resume sending requests to ``cluster``; the new table, None when
-    it already was so. ``routes``: a --routes address, else clusters.yaml's gateway."""
+@dataclass(frozen=True)
+class Shielded:
+    """A shield or unshield written: the new table, and the live instances that did not
+    say they serve it within APPLIED_S (none: every one does)."""
+
+    table: RoutingTable
+    pending: list[int]
+
+
+def shield(settings: Settings, routes: str | None, cluster: str, on: bool) -> Shielded | None:
+    """Stop (``on``) or resume sending requests to ``cluster``, then wait until every
+    live instance serves the new table; None when it already was so. ``routes``: a
+    --routes address, else clusters.yaml's gateway."""
     settings.cluster(cluster)  # a name clusters.yaml knows
     registry = setup_of(settings, routes).registry()
     try:
@@ -199,11 +212,11 @@ def shield(settings: Settings, routes: str | None, cluster: str, on: bool) -> Ro
         if (cluster in table.shielded) == on:
             return None
         new = registry.write_routes(table.with_shield(cluster, on))
+        action = "gateway shield" if on else "gateway unshield"
+        record_event(store_for(settings), AUDIT, action, [cluster], "done", None)
+        return Shielded(new, registry.wait_applied(new.version, APPLIED_S))
     finally:
         registry.close()
-    action = "gateway shield" if on else "gateway unshield"
-    record_event(store_for(settings), AUDIT, action, [cluster], "done", None)
-    return new
 
 
 # ---------------------------------------------------------------- partition moves

@@ -7,6 +7,7 @@ compare-and-set) and the live instances (an ephemeral znode each).
     <path>/marks/<id>             the high watermarks an instance saw (control.marks)
     <path>/fences/<topic>:<partition>:<epoch>/<id>
                                   an instance's acknowledgement of a write fence, ephemeral
+    <path>/applied/<id>           the routing table version an instance serves, ephemeral
 
 Every instance watches both, so a route change or an instance that dies reaches all of
 them within ZooKeeper's notification time (well under a second on a healthy ensemble).
@@ -19,6 +20,7 @@ import json
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
@@ -39,6 +41,7 @@ from kmigrate.zookeeper import (
 )
 
 log = logging.getLogger("kmigrate.gateway.registry")  # as before the move (logs)
+APPLIED_POLL_S = 0.1
 
 
 def split_routes_address(value: str) -> tuple[str, str]:
@@ -127,6 +130,41 @@ class Registry:
                 log.exception("ignoring an unreadable routing table (version %s)", version)
 
         self.zk.DataWatch(self.routes_path, on_data)
+
+    def acknowledge_routes(self, node_id: int, version: int) -> None:
+        """That instance ``node_id`` serves routing table ``version`` from now on."""
+        node, raw = f"{self.path}/applied/{node_id}", str(version).encode()
+        try:
+            self.zk.set(node, raw)
+        except NoNodeError:
+            with contextlib.suppress(NodeExistsError):
+                self.zk.create(node, raw, ephemeral=True, makepath=True)
+                return
+            self.zk.set(node, raw)
+
+    def routes_applied(self) -> dict[int, int]:
+        """Instance id -> the routing table version it said it serves."""
+        base = f"{self.path}/applied"
+        try:
+            children = self.zk.get_children(base)
+        except NoNodeError:
+            return {}
+        found = {}
+        for child in children:
+            with contextlib.suppress(NoNodeError, ValueError):
+                found[int(child)] = int(self.zk.get(f"{base}/{child}")[0])
+        return found
+
+    def wait_applied(self, version: int, timeout_s: float) -> list[int]:
+        """Wait until every live instance serves routing table ``version`` or a later
+        one; the ids of those that did not within ``timeout_s`` (none: all did)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            applied = self.routes_applied()
+            behind = [i.node_id for i in self.instances() if applied.get(i.node_id, -1) < version]
+            if not behind or time.monotonic() >= deadline:
+                return behind
+            time.sleep(APPLIED_POLL_S)
 
     # ------------------------------------------------------------ DIS cursors
 

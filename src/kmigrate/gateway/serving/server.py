@@ -198,8 +198,7 @@ async def run_instance(
     loop = asyncio.get_running_loop()
     routes_known = asyncio.Event()
 
-    def on_routes(table: Any) -> None:
-        loop.call_soon_threadsafe(_set_routes, gateway, table, routes_known)
+    on_routes = _following_routes(gateway, registry, me, routes_known)
 
     def on_instances(found: list[Instance]) -> None:
         loop.call_soon_threadsafe(_set_instances, gateway, found)
@@ -319,11 +318,49 @@ async def _age_forever(
             log.info("aging pass failed: %s", exc)
 
 
-def _set_routes(gateway: Gateway, table: Any, known: asyncio.Event) -> None:
+def _following_routes(
+    gateway: Gateway, registry: Registry, me: Instance, known: asyncio.Event
+) -> Callable[[Any], None]:
+    """The routing table watch's callback (on ZooKeeper's thread): the instance serves
+    the table, then says in ZooKeeper which version it serves (`gateway shield` waits
+    for every live instance to)."""
+    loop = asyncio.get_running_loop()
+    said = asyncio.Lock()
+    saying: set[asyncio.Task[None]] = set()
+
+    async def say() -> None:
+        # One at a time, the version served when written: never an older one last.
+        async with said:
+            try:
+                await asyncio.to_thread(
+                    registry.acknowledge_routes, me.node_id, gateway.routes.version
+                )
+            except Exception as exc:  # ZooKeeper away: said again with the next table
+                log.info("could not say which routing table this instance serves: %s", exc)
+
+    def applied() -> None:
+        task = asyncio.ensure_future(say())
+        saying.add(task)
+        task.add_done_callback(saying.discard)
+
+    def on_routes(table: Any) -> None:
+        loop.call_soon_threadsafe(_set_routes, gateway, table, known, applied)
+
+    return on_routes
+
+
+def _set_routes(
+    gateway: Gateway,
+    table: Any,
+    known: asyncio.Event,
+    applied: Callable[[], None],
+) -> None:
     if table.version != gateway.routes.version:
         log.info("routing table version %s: %d topic(s)", table.version, len(table.topics))
     gateway.follow(table)
     known.set()
+    # `gateway shield` and `unshield` return once every live instance said it.
+    applied()
 
 
 def _set_instances(gateway: Gateway, found: list[Instance]) -> None:

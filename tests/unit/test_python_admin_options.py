@@ -40,3 +40,23 @@ def test_a_mechanism_kafka_python_cannot_log_in_with_is_refused_in_one_line():
         match="log in with SASL PLAIN or SCRAM-SHA-256 or SCRAM-SHA-512, not OAUTHBEARER",
     ):
         KafkaPythonAdmin(cluster)
+
+
+def test_a_broker_that_left_the_metadata_is_an_outage_to_wait_out_not_a_failure():
+    from kafka.errors import IllegalArgumentError, UnknownBrokerIdError
+
+    from kmigrate.errors import ClusterUnavailableError, KafkaOperationError
+
+    admin = object.__new__(KafkaPythonAdmin)  # no cluster contacted
+    admin.cluster = ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1")
+
+    def gone() -> None:
+        raise UnknownBrokerIdError(2)  # kafka-python: the controller it knew restarted
+
+    def wrong() -> None:
+        raise IllegalArgumentError("bad")
+
+    with pytest.raises(ClusterUnavailableError, match="did not complete"):
+        admin._call("altering partition reassignments", gone)
+    with pytest.raises(KafkaOperationError, match="failed"):
+        admin._call("altering partition reassignments", wrong)

@@ -92,12 +92,15 @@ class KafkaPythonAdmin:
         """``step``; a condition that passes (a timeout, a controller moving, a broker
         restarting) becomes ClusterUnavailableError, which a long-running caller waits
         out; any other failure, KafkaOperationError."""
-        from kafka.errors import KafkaError, UnknownTopicOrPartitionError
+        from kafka.errors import KafkaError, UnknownBrokerIdError, UnknownTopicOrPartitionError
 
         try:
             return step(*args, **kwargs)
         except KafkaError as exc:
-            if exc.retriable and not isinstance(exc, UnknownTopicOrPartitionError):
+            # UnknownBrokerIdError is kafka-python's own: the broker it would ask (the
+            # controller, say) just left the metadata it holds, as a restarting one does.
+            passes = exc.retriable or isinstance(exc, UnknownBrokerIdError)
+            if passes and not isinstance(exc, UnknownTopicOrPartitionError):
                 raise ClusterUnavailableError(
                     f"cluster '{self.cluster.name}': {action} did not complete "
                     f"({type(exc).__name__}); try again once the cluster answers",

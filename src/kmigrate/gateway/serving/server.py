@@ -39,6 +39,16 @@ log = logging.getLogger("kmigrate.gateway.server")  # as before the move (logs)
 READ_ROUTES_S = 30.0
 
 
+# Requests to a group or transaction coordinator are handled one after another on a
+# connection, in the order the client sent them, as a Kafka broker handles every request
+# of a connection: an asynchronous offset commit then a synchronous one (a Java consumer
+# closing) must reach the group home in that order, or the older offsets win. Other
+# requests (produce, fetch, metadata) are handled concurrently; answers always go back
+# in order. OffsetCommit, OffsetFetch, JoinGroup, Heartbeat, LeaveGroup, SyncGroup,
+# InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit.
+IN_ORDER = frozenset({8, 9, 11, 12, 13, 14, 22, 24, 25, 26, 28})
+
+
 class Connection:
     def __init__(
         self,
@@ -53,6 +63,7 @@ class Connection:
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self._answers: asyncio.Queue[asyncio.Task[bytes | None] | None] = asyncio.Queue(maxsize=64)
         self._sequences = SequenceGuard()
+        self._ordered: asyncio.Task[bytes | None] | None = None  # the last IN_ORDER one
         self.auth = Authenticator(access or Access(), self.peer, writer.get_extra_info("peercert"))
 
     async def serve(self) -> None:
@@ -70,7 +81,10 @@ class Connection:
                     raise wire.FrameError(
                         f"{wire.api_name(request.api_key)} before authenticating (SASL required)"
                     )
-                task = asyncio.create_task(self._answer(request))
+                after = self._ordered if request.api_key in IN_ORDER else None
+                task = asyncio.create_task(self._answer(request, after))
+                if request.api_key in IN_ORDER:
+                    self._ordered = task
                 await self._answers.put(task)
                 if request.api_key in SASL_APIS:  # settled before the next request is read
                     await asyncio.wait([task])
@@ -103,7 +117,11 @@ class Connection:
             return wire.Request(18, version, correlation, None, None)
         return wire.decode_request(frame)
 
-    async def _answer(self, request: wire.Request) -> bytes | None:
+    async def _answer(
+        self, request: wire.Request, after: asyncio.Task[bytes | None] | None = None
+    ) -> bytes | None:
+        if after is not None:  # its answer first, whatever it was
+            await asyncio.wait([after])
         started = time.perf_counter()
         try:
             if request.api_key in SASL_APIS:

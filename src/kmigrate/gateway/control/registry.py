@@ -131,16 +131,19 @@ class Registry:
 
         self.zk.DataWatch(self.routes_path, on_data)
 
-    def acknowledge_routes(self, node_id: int, version: int) -> None:
-        """That instance ``node_id`` serves routing table ``version`` from now on."""
-        node, raw = f"{self.path}/applied/{node_id}", str(version).encode()
+    def _put(self, node: str, raw: bytes, ephemeral: bool = False) -> None:
+        """``node`` holds ``raw``, made (with its parents) when it is not there yet."""
         try:
             self.zk.set(node, raw)
         except NoNodeError:
             with contextlib.suppress(NodeExistsError):
-                self.zk.create(node, raw, ephemeral=True, makepath=True)
+                self.zk.create(node, raw, ephemeral=ephemeral, makepath=True)
                 return
-            self.zk.set(node, raw)
+            self.zk.set(node, raw)  # made by another session meanwhile
+
+    def acknowledge_routes(self, node_id: int, version: int) -> None:
+        """That instance ``node_id`` serves routing table ``version`` from now on."""
+        self._put(f"{self.path}/applied/{node_id}", str(version).encode(), ephemeral=True)
 
     def routes_applied(self) -> dict[int, int]:
         """Instance id -> the routing table version it said it serves."""
@@ -179,11 +182,7 @@ class Registry:
     # ------------------------------------------------------------ marks
 
     def store_marks(self, node_id: int, raw: bytes) -> None:
-        node = f"{self.path}/marks/{node_id}"
-        try:
-            self.zk.set(node, raw)
-        except NoNodeError:
-            self.zk.create(node, raw, makepath=True)
+        self._put(f"{self.path}/marks/{node_id}", raw)
 
     def read_marks(self) -> dict[tuple[str, str, int], int]:
         base = f"{self.path}/marks"

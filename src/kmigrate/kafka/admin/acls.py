@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -20,6 +21,14 @@ from kmigrate.kafka.admin.connection import AdminConnection, enum_name
 from kmigrate.model.cluster import AclEntry
 
 T = TypeVar("T")
+
+LISTED_POLL_S = 0.2
+
+
+def settled(changed: Collection[AclEntry], listed: Iterable[AclEntry], present: bool) -> bool:
+    """Whether the listing shows every changed binding (``present``) or none of them."""
+    found = set(listed)
+    return all((entry in found) == present for entry in changed)
 
 
 def match_all() -> AclBindingFilter:
@@ -50,8 +59,12 @@ class Acls:
         return sorted(_acl_entry(b) for b in bindings)
 
     def create_acls(self, entries: Iterable[AclEntry]) -> None:
-        """Create ACL bindings; reports every binding that failed, not only the first."""
-        bindings = [_acl(AclBinding, e) for e in entries]
+        """Create ACL bindings; reports every binding that failed, not only the first.
+        Returns once listing shows them all, or after the cluster's timeout: a KRaft
+        controller answers when it has committed the bindings, and the broker asked
+        lists what it has applied since, a moment later."""
+        wanted = list(entries)
+        bindings = [_acl(AclBinding, e) for e in wanted]
         if not bindings:
             return
         futures = self._conn.client.create_acls(bindings, request_timeout=self._conn.timeout)
@@ -60,14 +73,31 @@ class Acls:
             raise errors[0].__class__(
                 "; ".join(str(e) for e in errors) if len(errors) > 1 else str(errors[0])
             )
+        self._until_listed(wanted, present=True)
 
     def delete_acls(self, entries: Iterable[AclEntry]) -> int:
-        """Delete the exact ACL bindings given; returns how many were deleted."""
-        filters = [_acl(AclBindingFilter, e) for e in entries]
+        """Delete the exact ACL bindings given; returns how many were deleted, once
+        listing no longer shows them (or after the cluster's timeout)."""
+        unwanted = list(entries)
+        filters = [_acl(AclBindingFilter, e) for e in unwanted]
         if not filters:
             return 0
         futures = self._conn.client.delete_acls(filters, request_timeout=self._conn.timeout)
-        return sum(len(r) for r in self._conn.wait_all(futures, "delete ACLs").values())
+        deleted = sum(len(r) for r in self._conn.wait_all(futures, "delete ACLs").values())
+        self._until_listed(unwanted, present=False)
+        return deleted
+
+    def _until_listed(self, changed: list[AclEntry], present: bool) -> None:
+        # The change itself was acknowledged: a listing that fails (the new bindings
+        # may deny kmigrate's own principal DESCRIBE) ends the wait, not the command.
+        deadline = time.monotonic() + self._conn.timeout
+        try:
+            while not settled(changed, self.list_acls(), present):
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(LISTED_POLL_S)
+        except KMigrateError:
+            return
 
 
 def _collect(

@@ -3,13 +3,18 @@ password or a salted hash) and storing one. Works on ZooKeeper-mode and KRaft cl
 
 from __future__ import annotations
 
+import time
+
 from confluent_kafka.admin import (
     ScramCredentialInfo,
     ScramMechanism,
     UserScramCredentialUpsertion,
 )
 
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin.connection import AdminConnection, enum_name
+
+DESCRIBED_POLL_S = 0.2
 
 
 class Users:
@@ -40,9 +45,20 @@ class Users:
         self, user: str, mechanism: str, iterations: int, password: str
     ) -> None:
         """Create or replace ``user``'s credential for ``mechanism`` ("SCRAM-SHA-256" or
-        "SCRAM-SHA-512"); the password goes to the cluster only."""
+        "SCRAM-SHA-512"); the password goes to the cluster only. Returns once describing
+        shows the credential, or after the cluster's timeout: on KRaft the broker
+        describes what it has applied, a moment after the controller answered."""
         info = ScramCredentialInfo(ScramMechanism[mechanism.replace("-", "_")], iterations)
         change = UserScramCredentialUpsertion(user, info, password.encode())
         conn = self._conn
         futures = conn.client.alter_user_scram_credentials([change], request_timeout=conn.timeout)
         conn.wait_all(futures, f"alter the SCRAM credentials of {user}")
+        described = f"{mechanism}/{iterations}"
+        deadline = time.monotonic() + conn.timeout
+        try:
+            while described not in self.scram_credentials().get(user, ()):
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(DESCRIBED_POLL_S)
+        except KMigrateError:  # stored already; describing is only the wait
+            return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -21,8 +20,6 @@ from kmigrate.kafka.admin.connection import AdminConnection, enum_name
 from kmigrate.model.cluster import AclEntry
 
 T = TypeVar("T")
-
-LISTED_POLL_S = 0.2
 
 
 def settled(changed: Collection[AclEntry], listed: Iterable[AclEntry], present: bool) -> bool:
@@ -88,16 +85,7 @@ class Acls:
         return deleted
 
     def _until_listed(self, changed: list[AclEntry], present: bool) -> None:
-        # The change itself was acknowledged: a listing that fails (the new bindings
-        # may deny kmigrate's own principal DESCRIBE) ends the wait, not the command.
-        deadline = time.monotonic() + self._conn.timeout
-        try:
-            while not settled(changed, self.list_acls(), present):
-                if time.monotonic() >= deadline:
-                    return
-                time.sleep(LISTED_POLL_S)
-        except KMigrateError:
-            return
+        self._conn.until_shown(lambda: settled(changed, self.list_acls(), present))
 
 
 def _collect(

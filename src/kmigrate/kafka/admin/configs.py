@@ -22,6 +22,17 @@ _DYNAMIC_DEFAULT = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
 _RESOURCE = {"topic": ResourceType.TOPIC, "broker": ResourceType.BROKER}
 
 
+def configs_settled(changes: Mapping[str, str | None], described: Mapping[str, str | None]) -> bool:
+    """Whether ``described`` (the dynamic configs, a sensitive one's value None) shows
+    every value set and none removed."""
+    return all(
+        key not in described
+        if value is None
+        else key in described and described[key] in (None, value)
+        for key, value in changes.items()
+    )
+
+
 class Configs:
     """Reads and changes the dynamic configs of topics and brokers."""
 
@@ -30,19 +41,20 @@ class Configs:
 
     def dynamic_configs(self, kind: str, name: str) -> dict[str, str]:
         """The dynamic (set, not default) configs of a ``topic`` or ``broker``."""
+        return {n: v for n, v in self._dynamic(kind, name).items() if v is not None}
+
+    def _dynamic(self, kind: str, name: str) -> dict[str, str | None]:
         resource = ConfigResource(_RESOURCE[kind], name)
         futures = self._conn.client.describe_configs([resource], request_timeout=self._conn.timeout)
         (entries,) = self._conn.wait_all(futures, f"describe {kind} configs").values()
-        dynamic = {
-            ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
-            ConfigSource.DYNAMIC_BROKER_CONFIG.value,
-        }
-        return {
-            n: e.value for n, e in entries.items() if e.value is not None and e.source in dynamic
-        }
+        dynamic = {_DYNAMIC_TOPIC, _DYNAMIC_BROKER}
+        return {n: e.value for n, e in entries.items() if _source_value(e.source) in dynamic}
 
     def set_configs(self, kind: str, name: str, changes: Mapping[str, str | None]) -> None:
-        """Set (a value) or remove (None) dynamic configs of a ``topic`` or ``broker``."""
+        """Set (a value) or remove (None) dynamic configs of a ``topic`` or ``broker``.
+        Returns once describing shows the change, or after the cluster's timeout: on
+        KRaft a broker describes what it has applied, a moment after the controller
+        answered."""
         entries = [
             ConfigEntry(
                 key,
@@ -60,6 +72,7 @@ class Configs:
             [resource], request_timeout=self._conn.timeout
         )
         self._conn.wait_all(futures, f"alter {kind} configs")
+        self._conn.until_shown(lambda: configs_settled(changes, self._dynamic(kind, name)))
 
     def broker_configs(self, node_ids: list[int]) -> dict[str, dict[str, str]]:
         """The dynamic configs set per broker (keyed by its id) and for every broker

@@ -23,6 +23,7 @@ from kmigrate.kafka.retry import Backoff
 T = TypeVar("T")
 # Inside one call, a moving leader or coordinator is retried quickly and briefly.
 BRIEF_BACKOFF = Backoff(first_s=0.1, max_s=1.0)
+SHOWN_POLL_S = 0.2
 _RNG = random.Random()
 
 
@@ -62,6 +63,18 @@ class AdminConnection:
                     raise
             time.sleep(min(BRIEF_BACKOFF.delay(attempt, _RNG), max(deadline - time.monotonic(), 0)))
             attempt += 1
+
+    def until_shown(self, shown: Callable[[], bool]) -> None:
+        """Wait, within the cluster's ``timeout_s``, until reading back ``shown`` a
+        change the cluster acknowledged: on KRaft the controller answers once the change
+        is committed, and a broker describes it once applied, a moment later. A read
+        that fails ends the wait, not the caller: the change was made."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            while not shown() and time.monotonic() < deadline:
+                time.sleep(SHOWN_POLL_S)
+        except KMigrateError:
+            return
 
     def renew(self) -> None:
         """Start over with a fresh client. After a broker restart, librdkafka's admin

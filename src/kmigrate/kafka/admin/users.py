@@ -3,18 +3,13 @@ password or a salted hash) and storing one. Works on ZooKeeper-mode and KRaft cl
 
 from __future__ import annotations
 
-import time
-
 from confluent_kafka.admin import (
     ScramCredentialInfo,
     ScramMechanism,
     UserScramCredentialUpsertion,
 )
 
-from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin.connection import AdminConnection, enum_name
-
-DESCRIBED_POLL_S = 0.2
 
 
 class Users:
@@ -54,11 +49,4 @@ class Users:
         futures = conn.client.alter_user_scram_credentials([change], request_timeout=conn.timeout)
         conn.wait_all(futures, f"alter the SCRAM credentials of {user}")
         described = f"{mechanism}/{iterations}"
-        deadline = time.monotonic() + conn.timeout
-        try:
-            while described not in self.scram_credentials().get(user, ()):
-                if time.monotonic() >= deadline:
-                    return
-                time.sleep(DESCRIBED_POLL_S)
-        except KMigrateError:  # stored already; describing is only the wait
-            return
+        conn.until_shown(lambda: described in self.scram_credentials().get(user, ()))

@@ -241,8 +241,8 @@ def _bring(
     if interrupted:  # a killed command was restarting it: it may still be stopping
         run.report(f"{phase}: broker {broker}'s restart was interrupted ({now}); again")
     else:  # never two brokers out of the ISRs at once
-        run.wait(
-            lambda: _health(run, mode, *from_modes) is None,
+        run.wait_clear(
+            lambda: _health(run, mode, *from_modes),
             f"every broker in sync before restarting broker {broker}",
         )
     run.report(f"{phase}: restarting broker {broker} into {mode} mode")
@@ -259,7 +259,7 @@ def _back(run: Run, broker: int, mode: str) -> None:
         return mode == KRAFT or broker in run.znodes().registered
 
     run.wait(registered, f"broker {broker} back in {mode} mode")
-    run.wait(lambda: _health(run, ZK, MIGRATING, KRAFT) is None, "no under-replicated partitions")
+    run.wait_clear(lambda: _health(run, ZK, MIGRATING, KRAFT), "no under-replicated partitions")
 
 
 def _mode_answering(run: Run, broker: int) -> str:
@@ -327,8 +327,8 @@ def finalize(run: Run) -> None:
             plan.cluster_id,
         )
         run.wait(partial(_answers, c.host, c.port), f"controller {c.node_id} back")
-        run.wait(
-            lambda: _health(run, KRAFT) is None, "every broker serving, nothing under-replicated"
+        run.wait_clear(
+            lambda: _health(run, KRAFT), "every broker serving, nothing under-replicated"
         )
         run.op.done("finalize", f"controller {c.node_id}", "KRaft only")
     _same_metadata(run, "finalize")
@@ -371,7 +371,7 @@ def revert(run: Run) -> None:
         # its controlled shutdown would wait for the controllers just deprovisioned
         _bring(run, "revert", broker, ZK, plan.revert_roll1(), (MIGRATING,), quick_stop=True)
     run.wait(lambda: run.znodes().controller_id in plan.brokers, "a broker elected controller")
-    run.wait(lambda: _health(run, ZK) is None, "every broker in ZooKeeper mode, in sync")
+    run.wait_clear(lambda: _health(run, ZK), "every broker in ZooKeeper mode, in sync")
     _same_metadata(run, "revert")
     run.op.set_phase(REVERTED)
     run.report(f"cluster {run.cluster} runs in ZooKeeper mode as before")

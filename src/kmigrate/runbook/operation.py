@@ -129,12 +129,29 @@ class Operation:
     ) -> None:
         """Until ``condition()`` holds, saying what it waits for through ``status``; after
         ``timeout_s`` a KafkaOperationError that says how to resume."""
+        self.wait_clear(lambda: None if condition() else "", what, timeout_s, status)
+
+    def wait_clear(
+        self,
+        problem: Callable[[], str | None],
+        what: str,
+        timeout_s: float,
+        status: Callable[[str], None] = _silent,
+    ) -> None:
+        """Until ``problem()`` is None, as :meth:`wait`; the status lines and the error
+        after ``timeout_s`` also name the problem last seen (a broker down, a partition
+        under-replicated), so an operator sees what holds the step."""
         started = time.monotonic()
-        while not condition():
+        while (found := problem()) is not None:
             elapsed = time.monotonic() - started
-            status(f"waiting for {what} ({elapsed:.0f}s of {timeout_s:g}s)")
+            now = f": {found}" if found else ""
+            status(f"waiting for {what} ({elapsed:.0f}s of {timeout_s:g}s){now}")
             if elapsed > timeout_s:
-                raise KafkaOperationError(f"waited {timeout_s:g}s for {what}; {self.kind.resume}")
+                raise KafkaOperationError(
+                    f"waited {timeout_s:g}s for {what}"
+                    + (f" (last seen: {found})" if found else "")
+                    + f"; {self.kind.resume}"
+                )
             time.sleep(0.3)
 
 
@@ -158,3 +175,7 @@ class Phased:
     def wait(self, condition: Callable[[], bool], what: str) -> None:
         """Until ``condition()`` holds, for up to ``timeout_s``."""
         self.op.wait(condition, what, self.timeout_s, self.status)
+
+    def wait_clear(self, problem: Callable[[], str | None], what: str) -> None:
+        """Until ``problem()`` is None, for up to ``timeout_s``, naming the last problem."""
+        self.op.wait_clear(problem, what, self.timeout_s, self.status)

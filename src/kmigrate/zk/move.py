@@ -260,7 +260,7 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
     ]
     if recovered:  # a killed run stopped them and did not start them again
         move.report(f"{phase}: broker(s) {_ids(recovered)} were down (an interrupted restart)")
-        move.wait(lambda: _healthy(move) is None, "the restarted broker(s) in sync")
+        move.wait_clear(lambda: _healthy(move), "the restarted broker(s) in sync")
     controller = move.patiently(lambda: admin.describe_cluster().controller_id)
     order = sorted(b for b in plan.brokers if b != controller)
     order += [b for b in plan.brokers if b == controller]
@@ -271,9 +271,8 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
             move.op.record(phase, f"broker {broker}", "skipped", "switched")
             continue
         # a resumed run may find the cluster still catching up after a killed run's restart
-        move.wait(
-            lambda: _healthy(move) is None,
-            f"every broker in sync before restarting broker {broker}",
+        move.wait_clear(
+            lambda: _healthy(move), f"every broker in sync before restarting broker {broker}"
         )
         move.report(f"{phase}: restarting broker {broker} on {where}")
         move.op.record(phase, f"broker {broker}", "started", f"on {where}")
@@ -282,7 +281,7 @@ def _switch_brokers(move: Move, connect_to: str, phase: str) -> None:
             functools.partial(_switched, move, broker, connect_to),
             f"broker {broker} registered",
         )
-        move.wait(lambda: _healthy(move) is None, "no under-replicated partitions")
+        move.wait_clear(lambda: _healthy(move), "no under-replicated partitions")
         move.op.done(phase, f"broker {broker}", f"runs on {where}")
 
 

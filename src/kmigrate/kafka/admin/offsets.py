@@ -124,13 +124,17 @@ class Offsets:
         )
 
     def list_offsets(self, topic: str, partitions: list[int], spec: OffsetSpec) -> dict[int, Any]:
-        """The client's ListOffsets answer per partition of ``topic`` for one ``spec``."""
+        """The client's ListOffsets answer per partition of ``topic`` for one ``spec``;
+        asked again with a fresh client while refused as transient (a leader moving, or
+        FENCED_LEADER_EPOCH from metadata that lags a leader change)."""
         request = {TopicPartition(topic, p): spec for p in partitions}
-        futures = self._conn.client.list_offsets(request, request_timeout=self._conn.timeout)
-        return {
-            tp.partition: r
-            for tp, r in self._conn.wait_all(futures, "list offsets", topic=topic).items()
-        }
+
+        def ask() -> dict[int, Any]:
+            futures = self._conn.client.list_offsets(request, request_timeout=self._conn.timeout)
+            answers = self._conn.wait_all(futures, "list offsets", topic=topic)
+            return {tp.partition: r for tp, r in answers.items()}
+
+        return self._conn.briefly(ask)
 
     def _partitions(self, topic: str) -> list[int]:
         meta = self._conn.metadata().topics.get(topic)

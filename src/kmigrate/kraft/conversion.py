@@ -364,6 +364,12 @@ def revert(run: Run) -> None:
         run.operator.stop_controller(node_id, wipe=True)
         run.op.done("revert", f"controller {node_id}", "deprovisioned")
     found = run.znodes()
+    if found.controller_id in set(plan.controller_ids):
+        lifted = run.patiently(lambda: Znodes.lift_controller_epoch(plan.zookeeper_connect))
+        if lifted is not None:
+            run.op.done("revert", "controller epoch", "/controller_epoch {} -> {}: the next "
+                        "controller's epoch exceeds the KRaft controller's (KAFKA-20488)"
+                        .format(*lifted))  # fmt: skip
     if found.controller_id in set(plan.controller_ids) or found.migration is not None:
         run.patiently(lambda: Znodes.clear(plan.zookeeper_connect))
         run.op.done("revert", "znodes", "/controller and /migration deleted")

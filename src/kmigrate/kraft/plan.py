@@ -233,7 +233,10 @@ def plan_kraft(
             **to_controllers,
         }
     )
-    authorizer = authorizer_config(view, dict(hidden_values or {}), f"User:{user or 'ANONYMOUS'}")
+    principal = f"User:{user or 'ANONYMOUS'}"
+    authorizer = authorizer_config(view, dict(hidden_values or {}), principal)
+    if authorizer:
+        _quorum_can_elect(view.name, authorizer, principal, len(planned))
     controller_config |= authorizer
     roll2 = ConfigChange(
         set={
@@ -346,6 +349,29 @@ def _reachable(cluster: str, settings: dict[str, str], principal: str) -> None:
         "kmigrate never widens access: "
         + (
             "migrate by hand with a SASL controller listener"
+            if principal == ANONYMOUS
+            else "give kmigrate a super user of the brokers in clusters.yaml"
+        )
+    )
+
+
+def _quorum_can_elect(cluster: str, settings: dict[str, str], principal: str, voters: int) -> None:
+    """Several controllers elect a leader (Vote, Fetch) before any of them has loaded
+    the metadata, and KRaft's StandardAuthorizer refuses every principal but its super
+    users until it has (AuthorizerNotReadyException): the quorum would never elect.
+    One controller elects itself without asking anyone."""
+    supers = [u.strip() for u in settings.get(SUPER_USERS, "").split(";") if u.strip()]
+    if voters == 1 or principal in supers:
+        return
+    how = "a PLAINTEXT controller listener" if principal == ANONYMOUS else "SASL"
+    raise ConflictError(
+        f"cluster '{cluster}': {voters} controllers with KRaft's StandardAuthorizer elect "
+        f"their leader only if they reach each other as a super user, and they would reach "
+        f"each other as {principal} ({how}), which is not in super.users (until it has "
+        "loaded the metadata, the authorizer answers only super users; the quorum would "
+        "never elect). kmigrate never widens access: "
+        + (
+            "plan --controllers 1, or migrate by hand with a SASL controller listener"
             if principal == ANONYMOUS
             else "give kmigrate a super user of the brokers in clusters.yaml"
         )

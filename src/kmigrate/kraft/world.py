@@ -81,6 +81,15 @@ def read_cluster(admin: ClusterAdmin, name: str) -> tuple[ClusterView, str]:
     return ClusterView(name, znodes.cluster_id, brokers, znodes.registered), connect
 
 
+def lifted_epoch(zk_epoch: int, kraft_epoch: object) -> int | None:
+    """What `/controller_epoch` must hold before a revert so that the next
+    ZooKeeper-mode controller's epoch (one more) exceeds the KRaft controller's epoch;
+    None when it does already, or no KRaft controller epoch is known."""
+    if not isinstance(kraft_epoch, int) or isinstance(kraft_epoch, bool):
+        return None
+    return kraft_epoch if zk_epoch < kraft_epoch else None
+
+
 @dataclass(frozen=True)
 class Znodes:
     """The migration's znodes under the cluster's chroot, as read just now."""
@@ -112,6 +121,28 @@ class Znodes:
                 controller=read_json(zk, f"{root}/controller"),
                 migration=read_json(zk, f"{root}/migration"),
             )
+
+    @staticmethod
+    def lift_controller_epoch(connect: str) -> tuple[int, int] | None:
+        """Before `/controller` is deleted on a revert (Kafka's KAFKA-20488): the KRaft
+        controller wrote the partition states it changed with its own epoch, and the
+        ZooKeeper-mode controller elected next takes `/controller_epoch` plus one; at or
+        below the KRaft epoch, it aborts every leader election of those partitions as
+        "written by another controller", and they go offline. Raises `/controller_epoch`
+        to the KRaft epoch (only while a KRaft controller holds `/controller`, so no
+        broker is electing); returns (before, after) when it did."""
+        hosts, slash, chroot = connect.partition("/")
+        root = f"/{chroot}".rstrip("/") if slash else ""
+        with session(hosts, hosts) as zk:
+            kraft_epoch = (read_json(zk, f"{root}/controller") or {}).get("kraftControllerEpoch")
+            if not zk.exists(f"{root}/controller_epoch"):
+                return None
+            raw, stat = zk.get(f"{root}/controller_epoch")
+            lifted = lifted_epoch(int(raw.decode()), kraft_epoch)
+            if lifted is None:
+                return None
+            zk.set(f"{root}/controller_epoch", str(lifted).encode(), version=stat.version)
+            return int(raw.decode()), lifted
 
     @staticmethod
     def clear(connect: str, paths: tuple[str, ...] = ("controller", "migration")) -> None:

@@ -13,6 +13,8 @@ acknowledged record was read once.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
+from kmigrate.kraft.plan import load_plan
 from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, password_variable
@@ -31,7 +34,9 @@ from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.manager import controller_properties
 from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
-from tests.helpers import run_cli, unique
+from kmigrate.zookeeper.session import session
+from kmigrate.zookeeper.znodes import read_json
+from tests.helpers import run_cli, unique, wait_for
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"
@@ -85,6 +90,78 @@ def _writes(client: ClusterConfig, topic: str) -> bool:
         return True
     except AuthorizationError:
         return False
+
+
+def test_a_revert_after_the_quorum_lost_its_majority_keeps_partitions_electable(
+    sandbox: SandboxState, tmp_path: Path
+) -> None:
+    """A quorum of three (the controllers authenticate each other as the admin, a super
+    user), then KAFKA-20488: two voters frozen, the third runs election after election,
+    and the quorum comes back with an epoch far above ZooKeeper's `/controller_epoch`,
+    writing the partition states of a topic made since with it. The ZooKeeper-mode
+    controller elected after a revert takes `/controller_epoch` plus one, and refuses to
+    elect new leaders of partitions "written by another controller" (a higher epoch).
+    The revert lifts `/controller_epoch` first: afterwards the ZooKeeper-mode controller
+    leads above the KRaft epoch, as Kafka's guide asks. (On this one-broker sandbox the
+    refused election itself does not show: a partition's only replica keeps leading
+    without one. Without the lift the test fails on the epochs: 6 against 23.)"""
+    admin_config = load_settings(sandbox.directory / "clusters.yaml").cluster(CLUSTER)
+    plan = tmp_path / "kraft3.yaml"
+    code, said = _kraft(sandbox, "plan", "--cluster", CLUSTER, "-o", str(plan))  # 3 controllers
+    assert code == 0, said
+    code, said = _kraft(sandbox, "migrate", str(plan), "--until", "dual-write")
+    assert code == 0, said
+    connect = load_plan(plan).zookeeper_connect
+    state = load_state(sandbox.directory)
+    controllers = state.clusters[CLUSTER].controllers
+    frozen = [c.pid for c in controllers[:2] if c.pid]
+    assert len(controllers) == 3 and len(frozen) == 2
+    folder = controllers[2].folder(sandbox.directory / CLUSTER)
+    stranded = folder / "data" / "__cluster_metadata-0" / "quorum-state"
+    goal = _epochs(connect)[0] + 20  # well above what the revert's controller elections add
+    try:  # two of three voters frozen: the third runs election after election
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        wait_for(lambda: json.loads(stranded.read_text())["leaderEpoch"] >= goal, timeout=120,
+                 message=f"the stranded voter's elections to reach epoch {goal}")  # fmt: skip
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: _hazard(connect), timeout=90,
+             message="a KRaft leader again, its epoch above /controller_epoch + 1")  # fmt: skip
+    kraft_epoch = _epochs(connect)[1]
+    topic = unique("epoch")
+    with ClusterAdmin(admin_config) as admin:
+        admin.create_topic(topic, 3)  # its partition states carry the KRaft epoch
+
+    code, said = _kraft(sandbox, "revert", str(plan), "--yes")
+    assert code == 0, said
+    assert "(KAFKA-20488)" in said
+    zk_epoch, no_kraft = _epochs(connect)
+    assert no_kraft is None and kraft_epoch is not None and zk_epoch > kraft_epoch
+    with ClusterAdmin(admin_config) as admin:
+        (meta,) = [t for t in admin.list_topics() if t.name == topic]
+        assert all(p.leader >= 0 and not p.under_replicated for p in meta.partitions), meta
+    sent = [Record(None, f"after-{p}".encode(), partition=p) for p in range(3)]
+    produce(admin_config, topic, sent)
+    read = [[r.value for r in read_partition(admin_config, topic, p, 0, 1)] for p in range(3)]
+    assert read == [[r.value] for r in sent]
+
+
+def _epochs(connect: str) -> tuple[int, int | None]:
+    """`/controller_epoch`, and the KRaft controller's epoch in `/controller` (None
+    when no KRaft controller holds it: a broker writes -1 there)."""
+    hosts, _, chroot = connect.partition("/")
+    with session(hosts, hosts) as zk:
+        raw, _stat = zk.get(f"/{chroot}/controller_epoch")
+        controller = read_json(zk, f"/{chroot}/controller") or {}
+    kraft = controller.get("kraftControllerEpoch", -1)
+    return int(raw.decode()), kraft if kraft >= 0 else None
+
+
+def _hazard(connect: str) -> bool:
+    zk_epoch, kraft_epoch = _epochs(connect)
+    return kraft_epoch is not None and kraft_epoch > zk_epoch + 1
 
 
 def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(

@@ -126,11 +126,12 @@ class Znodes:
     def lift_controller_epoch(connect: str) -> tuple[int, int] | None:
         """Before `/controller` is deleted on a revert (Kafka's KAFKA-20488): the KRaft
         controller wrote the partition states it changed with its own epoch, and the
-        ZooKeeper-mode controller elected next takes `/controller_epoch` plus one; at or
-        below the KRaft epoch, it aborts every leader election of those partitions as
-        "written by another controller", and they go offline. Raises `/controller_epoch`
-        to the KRaft epoch (only while a KRaft controller holds `/controller`, so no
-        broker is electing); returns (before, after) when it did."""
+        ZooKeeper-mode controller elected next takes `/controller_epoch` plus one; below
+        the KRaft epoch, it aborts every leader election of those partitions as "written
+        by another controller", and a partition whose leader must change stays offline.
+        Raises `/controller_epoch` to the KRaft epoch (only while a KRaft controller
+        holds `/controller`, so no broker is electing); returns (before, after) when it
+        did."""
         hosts, slash, chroot = connect.partition("/")
         root = f"/{chroot}".rstrip("/") if slash else ""
         with session(hosts, hosts) as zk:

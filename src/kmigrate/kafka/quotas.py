@@ -11,16 +11,15 @@ tools). Values are numbers: byte rates, ``request_percentage``,
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from kmigrate.errors import KafkaOperationError
 from kmigrate.kafka.python_admin import KafkaPythonAdmin
+from kmigrate.kafka.retry import until_shown
 
 Entity = tuple[tuple[str, str | None], ...]
 ENTITY_TYPES = ("user", "client-id", "ip")
-APPLIED_POLL_S = 0.2
 
 
 def entity_text(entity: Entity) -> str:
@@ -100,9 +99,7 @@ class ClientQuotas(KafkaPythonAdmin):
                     f"{entity_text(entity)}: {for_code(entry.error_code).__name__}"
                     + (f" ({entry.error_message})" if entry.error_message else "")
                 )
-        deadline = time.monotonic() + self.cluster.timeout_s
-        while not applied(changes, self.describe()) and time.monotonic() < deadline:
-            time.sleep(APPLIED_POLL_S)
+        until_shown(lambda: applied(changes, self.describe()), self.cluster.timeout_s)
 
     def _send(self, request: Any) -> Any:
         # Encoded here first: a request that cannot be encoded fails in this thread, not

@@ -115,6 +115,18 @@ _CONDITIONS = {
 }
 
 
+SHOWN_POLL_S = 0.2
+
+
+def until_shown(shown: Callable[[], bool], timeout_s: float) -> None:
+    """Ask ``shown`` until it holds or ``timeout_s`` passed: a change a cluster
+    acknowledged, read back. On KRaft the controller answers once the change is
+    committed, and a broker describes it once applied, a moment later."""
+    deadline = time.monotonic() + timeout_s
+    while not shown() and time.monotonic() < deadline:
+        time.sleep(SHOWN_POLL_S)
+
+
 def is_transient(error: KafkaError | None) -> bool:
     """True for a condition that passes on its own (retry); False for one that needs a
     human or means data would be lost or repeated (stop)."""

@@ -7,6 +7,7 @@ over with a fresh client after a broker restart.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -18,12 +19,11 @@ from kmigrate.errors import ClusterUnavailableError, KMigrateError
 from kmigrate.kafka.admin.isolated import Isolated
 from kmigrate.kafka.clients import ErrorTrap, admin_client
 from kmigrate.kafka.errors import translate
-from kmigrate.kafka.retry import Backoff
+from kmigrate.kafka.retry import Backoff, until_shown
 
 T = TypeVar("T")
 # Inside one call, a moving leader or coordinator is retried quickly and briefly.
 BRIEF_BACKOFF = Backoff(first_s=0.1, max_s=1.0)
-SHOWN_POLL_S = 0.2
 _RNG = random.Random()
 
 
@@ -65,16 +65,10 @@ class AdminConnection:
             attempt += 1
 
     def until_shown(self, shown: Callable[[], bool]) -> None:
-        """Wait, within the cluster's ``timeout_s``, until reading back ``shown`` a
-        change the cluster acknowledged: on KRaft the controller answers once the change
-        is committed, and a broker describes it once applied, a moment later. A read
-        that fails ends the wait, not the caller: the change was made."""
-        deadline = time.monotonic() + self.timeout
-        try:
-            while not shown() and time.monotonic() < deadline:
-                time.sleep(SHOWN_POLL_S)
-        except KMigrateError:
-            return
+        """:func:`kmigrate.kafka.retry.until_shown` within the cluster's ``timeout_s``;
+        a read that fails ends the wait, not the caller: the change was made."""
+        with contextlib.suppress(KMigrateError):
+            until_shown(shown, self.timeout)
 
     def renew(self) -> None:
         """Start over with a fresh client. After a broker restart, librdkafka's admin

@@ -16,9 +16,9 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
-from kmigrate.sandbox.process import is_running
+from kmigrate.sandbox.process import is_running, processes_naming
 from kmigrate.sandbox.state import load_state
-from tests.helpers import interruptible, run_cli, unique, wait_for
+from tests.helpers import interruptible, run_cli, seeded, unique, wait_for
 
 
 def _status(directory: Path) -> tuple[int, dict]:
@@ -132,46 +132,54 @@ def _broker_killed_then_up_again(directory: Path, connect: str) -> None:
     assert read_partition(cluster, topic.name, 0, 0, 1) == sent
 
 
-def test_ctrl_c_during_up_stops_what_that_up_started(tmp_path: Path) -> None:
-    """A fresh sandbox: `up` is interrupted while its broker starts; the ZooKeeper node
-    and the broker it started are stopped and recorded as stopped. `up` runs as from a
-    shell (SIGINT at its default: a pytest-xdist worker ignores it, and its children
-    would too). An interrupt that lands after `up` finished tested nothing: it runs
-    again in a new folder."""
-    for attempt in range(3):
+def test_ctrl_c_during_up_at_a_seeded_moment_leaves_nothing_running(tmp_path: Path) -> None:
+    """A fresh sandbox of a ZooKeeper node and a broker: `up` gets Ctrl-C at a seeded
+    moment (while the node starts, while the broker formats or starts, ...). Whatever it
+    had started is stopped and recorded as stopped: no process whose command line names
+    a file of the sandbox is left (found by command line, not by sandbox.json). `up`
+    runs as from a shell (SIGINT at its default: a pytest-xdist worker ignores it, and
+    its children would too). An interrupt that lands after `up` finished tested nothing:
+    `down` stops that one and it runs again, earlier, in a new folder."""
+    rng = seeded()
+    latest = 12.0  # about how long `up` takes here under the suite's load
+    for attempt in range(4):
         directory = tmp_path / f"sb{attempt}"
-        code, stderr, pids = _interrupted_up(directory)
+        moment = rng.uniform(0.2, latest)
+        code, stderr = _interrupted_up(directory, moment)
+        print(f"attempt {attempt}: Ctrl-C after {moment:.2f} s: exit {code}")
+        left = processes_naming(directory.resolve(), SANDBOX_FILES)
         if code == 0:  # it was done before the interrupt came
             run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes")
+            latest = moment
             continue
-        assert not any(is_running(pid) for pid in pids), "a process that up started survived"
+        assert left == {}, f"processes `up` started survived its Ctrl-C: {left}; {stderr}"
         state = load_state(directory.resolve())
-        assert [b.pid for b in state.clusters["cut"].brokers] == [None]
-        assert [n.pid for n in state.ensembles["zk"].nodes] == [None]
+        cluster = state.clusters.get("cut")
+        assert cluster is None or [b.pid for b in cluster.brokers] == [None]
+        ensemble = state.ensembles.get("zk")
+        assert ensemble is None or [n.pid for n in ensemble.nodes] == [None]
         return
-    raise AssertionError(f"`up` finished before each of 3 interrupts: {stderr}")
+    raise AssertionError(f"`up` finished before each of 4 interrupts: {stderr}")
 
 
-def _interrupted_up(directory: Path) -> tuple[int, str, list[int]]:
-    """`sandbox up` of a ZooKeeper node and a broker, SIGINT once the broker started:
-    its exit code, stderr, and the pids it had started."""
+SANDBOX_FILES = ["server.properties", "controller.properties", "zoo.cfg", "registry.yaml"]
+
+
+def _interrupted_up(directory: Path, moment: float) -> tuple[int, str]:
+    """`sandbox up` of a ZooKeeper node and a broker, SIGINT ``moment`` seconds after it
+    began: its exit code and stderr."""
     command = interruptible("-m", "kmigrate", "sandbox", "up", "--dir", str(directory),
                             "--zookeeper", "zk", "--nodes", "1", "--cluster", "cut")  # fmt: skip
     up = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def started() -> list[int]:
-        state = load_state(directory.resolve())
-        cluster = state.clusters.get("cut")
-        brokers = [b.pid for b in cluster.brokers if b.pid] if cluster else []
-        return [*brokers, *(n.pid for n in state.ensembles["zk"].nodes if n.pid)] if brokers else []
-
     try:
-        pids = wait_for(started, timeout=120, message="up to start the broker")
-        up.send_signal(signal.SIGINT)
+        try:
+            up.wait(timeout=moment)
+        except subprocess.TimeoutExpired:
+            up.send_signal(signal.SIGINT)
         _, stderr = up.communicate(timeout=60)
     finally:
         up.kill()
-    return up.returncode, stderr, pids
+    return up.returncode, stderr
 
 
 def _node_killed_then_restarted(directory: Path) -> None:

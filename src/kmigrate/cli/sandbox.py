@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -249,16 +250,31 @@ def down(
         if as_json:
             render.print_json(_down_json(state.directory, names, ens, purge, done=False))
         return
-    manager.down(directory, chosen[0], purge=purge, grace=grace, ensembles=chosen[1])
+    stopped = manager.down(directory, chosen[0], purge=purge, grace=grace, ensembles=chosen[1])
     if as_json:
-        render.print_json(_down_json(state.directory, names, ens, purge, done=True))
+        render.print_json(
+            _down_json(state.directory, names, ens, purge, done=True, stopped=stopped)
+        )
         return
+    for process in stopped:
+        where = process.path.parent.relative_to(state.directory)
+        render.progress(f"stopped {process.kind} {where} (pid {process.pid})")
     what = ", ".join([*clusters, *ensembles]) if not everything else "all clusters and ensembles"
-    render.progress(f"stopped {what} in {directory}" + (" and deleted their data" if purge else ""))
+    if not stopped:
+        what += " (nothing was running)"
+    render.progress(
+        f"stopped {what} in {state.directory}" + (" and deleted their data" if purge else "")
+    )
 
 
 def _down_json(
-    directory: Path, clusters: list[str], ensembles: list[str], purge: bool, *, done: bool
+    directory: Path,
+    clusters: list[str],
+    ensembles: list[str],
+    purge: bool,
+    *,
+    done: bool,
+    stopped: Sequence[manager.Stopped] = (),
 ) -> dict[str, object]:
     return {
         "dir": str(directory),
@@ -266,6 +282,7 @@ def _down_json(
         "zookeeper": ensembles,
         "purge": purge,
         "done": done,
+        "stopped": [{"kind": p.kind, "folder": str(p.path.parent), "pid": p.pid} for p in stopped],
     }
 
 

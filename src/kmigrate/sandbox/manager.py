@@ -126,6 +126,7 @@ class _Started:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.before = set(_own_processes(directory))  # what ran before this `up`
         # pid: (its cluster or ensemble, the file its command line names)
         self.brokers: dict[int, tuple[str, Path]] = {}
         self.nodes: dict[int, tuple[str, Path]] = {}
@@ -133,7 +134,14 @@ class _Started:
 
     def stop(self) -> None:
         clusters = {**self.brokers, **self.registries}
+        # ... and any process of this sandbox that ran only since, recorded or not
+        unrecorded = {
+            pid: path
+            for pid, path in _own_processes(self.directory).items()
+            if pid not in self.before and pid not in clusters and pid not in self.nodes
+        }
         process.stop_processes({pid: p for pid, (_, p) in clusters.items()}, grace=5.0)
+        process.stop_processes(unrecorded, grace=5.0)
         process.stop_processes({pid: p for pid, (_, p) in self.nodes.items()}, grace=5.0)
         if not (clusters or self.nodes):
             return
@@ -149,6 +157,11 @@ class _Started:
             state = state.with_ensemble(replace(ensemble, nodes=nodes))
         state.save()
         write_clusters_yaml(state)
+
+
+def _own_processes(directory: Path) -> dict[int, Path]:
+    """Every live process whose command line names one of this sandbox's files."""
+    return process.processes_naming(directory, list(_KINDS))
 
 
 _Node = TypeVar("_Node", BrokerNode, ZkNode, RegistryNode)
@@ -208,6 +221,24 @@ def down_targets(
     return state, names, ens
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """A process `down` stopped: what it was (broker, controller, Schema Registry,
+    ZooKeeper node), the file that named it, its pid."""
+
+    kind: str
+    path: Path
+    pid: int
+
+
+_KINDS = {
+    "server.properties": "broker",
+    "controller.properties": "controller",
+    schema_registry.CONFIG_NAME: "Schema Registry",
+    "zoo.cfg": "ZooKeeper node",
+}
+
+
 def down(
     directory: Path,
     clusters: Sequence[str] | None = None,
@@ -215,29 +246,47 @@ def down(
     purge: bool = False,
     grace: float = 20.0,
     ensembles: Sequence[str] | None = None,
-) -> SandboxState:
-    """Stop the brokers and ZooKeeper nodes this sandbox started (only those); ``purge``
-    also deletes their data. With neither ``clusters`` nor ``ensembles``: everything;
-    brokers stop before the ensembles they use."""
-    found = load_state(directory.resolve())
+) -> list[Stopped]:
+    """Stop the brokers, registries, controllers and ZooKeeper nodes of this sandbox
+    (only those), each recorded in sandbox.json or proven ours by its command line (a
+    pid an interrupted `up` never recorded; a state file another run rewrote); waits
+    until each is gone (SIGKILL after ``grace``). ``purge`` also deletes their data.
+    With neither ``clusters`` nor ``ensembles``: everything; brokers stop before the
+    controllers and ensembles they use. Returns what it stopped."""
+    directory = directory.resolve()
+    found = load_state(directory)
     if not found.clusters and not found.ensembles:
-        return found  # nothing to stop; nothing written
+        return []  # nothing to stop; nothing written
     state, names, ens = down_targets(directory, clusters, ensembles)
-    pids = {
+    brokers = {
         b.pid: broker_properties(directory, state.clusters[n], b)
         for n in names
         for b in state.clusters[n].brokers
         if b.pid
     }
-    pids.update(_registry_pids(state, names))
-    process.stop_processes(pids, grace=grace)
+    brokers.update(_registry_pids(state, names))
     controllers = {
         c.pid: controller_properties(directory, state.clusters[n], c)
         for n in names
         for c in state.clusters[n].controllers
         if c.pid
     }
-    process.stop_processes(controllers, grace=grace)
+    nodes: dict[int, Path] = {}
+    for name in ens:
+        nodes.update(zookeeper.pids(state.ensemble_dir(name), state.ensembles[name]))
+    for name in names:
+        folder = state.cluster_dir(name)
+        brokers.update(
+            process.processes_naming(folder, ["server.properties", schema_registry.CONFIG_NAME])
+        )
+        controllers.update(process.processes_naming(folder, ["controller.properties"]))
+    for name in ens:
+        nodes.update(process.processes_naming(state.ensemble_dir(name), ["zoo.cfg"]))
+    stopped = [
+        Stopped(_KINDS.get(paths[pid].name, "process"), paths[pid], pid)
+        for paths in (brokers, controllers, nodes)
+        for pid in process.stop_processes(paths, grace=grace)
+    ]
     for name in names:
         cluster = state.clusters[name]
         for broker in cluster.brokers:
@@ -247,10 +296,6 @@ def down(
         if cluster.schema_registry is not None:
             cluster = replace(cluster, schema_registry=replace(cluster.schema_registry, pid=None))
         state = state.with_cluster(cluster)
-    nodes: dict[int, Path] = {}
-    for name in ens:
-        nodes.update(zookeeper.pids(state.ensemble_dir(name), state.ensembles[name]))
-    process.stop_processes(nodes, grace=grace)
     for name in ens:
         ensemble = state.ensembles[name]
         state = state.with_ensemble(
@@ -268,7 +313,7 @@ def down(
         )
     state.save()
     write_clusters_yaml(state)
-    return state
+    return stopped
 
 
 # ---------------------------------------------------------------- creation
@@ -507,8 +552,9 @@ def _start_dead_brokers(
         props = broker_properties(directory, cluster, old)
         connect = read_properties(props).get("zookeeper.connect")
         readiness.wait_unregistered(connect, old.node_id, report=report)
-        pid = process.start_broker(jars, props, broker_log_flag(directory, cluster, old))
-        run.brokers[pid] = (cluster.name, props)
+        with process.recording():
+            pid = process.start_broker(jars, props, broker_log_flag(directory, cluster, old))
+            run.brokers[pid] = (cluster.name, props)
         cluster = cluster.with_broker(replace(old, pid=pid))
         state = state.with_cluster(cluster)
         state.save()
@@ -539,8 +585,9 @@ def _start_registry(
             f"{cluster.name}: restarting its Schema Registry at {node.url}; it starts empty "
             "(memory storage: the schemas it held are gone)"
         )
-    pid = schema_registry.start(binary, cluster_dir, node.port)
-    run.registries[pid] = (cluster.name, schema_registry.config_path(cluster_dir))
+    with process.recording():
+        pid = schema_registry.start(binary, cluster_dir, node.port)
+        run.registries[pid] = (cluster.name, schema_registry.config_path(cluster_dir))
     state = state.with_cluster(replace(cluster, schema_registry=replace(node, pid=pid)))
     state.save()
     return state

@@ -13,8 +13,9 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kmigrate.errors import BrokerStartError, SandboxError
@@ -119,6 +120,24 @@ def start_detached(command: list[str], log_path: Path, env: Mapping[str, str] | 
     return process.pid
 
 
+@contextlib.contextmanager
+def recording() -> Iterator[None]:
+    """Hold a Ctrl-C back while a process is started and its pid recorded: one that
+    lands between the two would leave a process nobody knows of. The interrupt is
+    delivered as soon as the block ends. (Only the main thread receives signals.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
 def is_ours(pid: int | None, properties: Path) -> bool:
     """True while ``pid`` is alive and is the broker started with ``properties``."""
     if not is_running(pid):
@@ -128,6 +147,37 @@ def is_ours(pid: int | None, properties: Path) -> bool:
     except OSError:
         return False
     return str(properties).encode() in args
+
+
+def processes_naming(folder: Path, names: Sequence[str]) -> dict[int, Path]:
+    """Every live process (but this one) whose command line names a file called one of
+    ``names`` under ``folder``: pid -> that file. How `down` and a failed `up` find a
+    process of theirs that sandbox.json does not list (a pid lost to an interrupt, a
+    state file written by another run): the file proves it ours as ``is_ours`` does."""
+    prefix = f"{folder}/"
+    found: dict[int, Path] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        for arg in args:
+            text = arg.decode(errors="replace")
+            if text.startswith(prefix) and Path(text).name in names:
+                if is_running(int(entry)):
+                    found[int(entry)] = Path(text)
+                break
+    return found
+
+
+def running_pid(recorded: int | None, path: Path) -> int | None:
+    """The pid of the live process started with ``path``: the recorded one while it is
+    ours, else one a command line proves ours (sandbox.json may have lost it)."""
+    if is_ours(recorded, path):
+        return recorded
+    return next(iter(processes_naming(path.parent, [path.name])), None)
 
 
 def is_running(pid: int | None) -> bool:
@@ -151,9 +201,12 @@ def is_running(pid: int | None) -> bool:
         return False
 
 
-def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
-    """SIGTERM every broker that is still ours, then SIGKILL whatever outlived ``grace``."""
+def stop_processes(pids: Mapping[int, Path], grace: float = 20.0) -> list[int]:
+    """SIGTERM every process that is still ours, then SIGKILL whatever outlived
+    ``grace``; returns once they are gone (or 10 s after the SIGKILL) with the pids it
+    signalled."""
     alive = {pid: p for pid, p in pids.items() if is_ours(pid, p)}
+    signalled = sorted(alive)
     for pid in alive:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -166,6 +219,7 @@ def stop_processes(pids: dict[int, Path], grace: float = 20.0) -> None:
     deadline = time.monotonic() + 10
     while any(is_running(pid) for pid in alive) and time.monotonic() < deadline:
         time.sleep(0.1)
+    return signalled
 
 
 def kill_process(pid: int, properties: Path, timeout: float = 30.0) -> None:

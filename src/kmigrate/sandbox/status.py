@@ -36,7 +36,8 @@ def status(directory: Path) -> list[BrokerStatus]:
     rows = []
     for name, cluster in sorted(state.clusters.items()):
         for b in cluster.brokers:
-            alive = process.is_ours(b.pid, broker_properties(directory, cluster, b))
+            pid = process.running_pid(b.pid, broker_properties(directory, cluster, b))
+            alive = pid is not None
             listening = alive and is_listening(b.port)
             rows.append(
                 BrokerStatus(
@@ -44,7 +45,7 @@ def status(directory: Path) -> list[BrokerStatus]:
                     b.node_id,
                     b.port,
                     b.rack,
-                    b.pid if alive else None,
+                    pid,
                     alive,
                     listening,
                     listening and serving(state, cluster, b),
@@ -71,11 +72,9 @@ def ensemble_status(directory: Path) -> list[ZkNodeStatus]:
     for name, ensemble in sorted(state.ensembles.items()):
         folder = state.ensemble_dir(name)
         for n in ensemble.nodes:
-            alive = zookeeper.is_ours(folder, n)
-            mode = zookeeper.mode(n.client_port) if alive else None
-            rows.append(
-                ZkNodeStatus(name, n.node_id, n.client_port, n.pid if alive else None, alive, mode)
-            )
+            pid = process.running_pid(n.pid, zookeeper.node_config_path(folder, n))
+            mode = zookeeper.mode(n.client_port) if pid else None
+            rows.append(ZkNodeStatus(name, n.node_id, n.client_port, pid, pid is not None, mode))
     return rows
 
 
@@ -98,7 +97,8 @@ def registry_status(directory: Path) -> list[RegistryStatus]:
         node = cluster.schema_registry
         if node is None:
             continue
-        alive = schema_registry.is_ours(node.pid, state.cluster_dir(name))
-        serving = alive and schema_registry.answers(node.port)
-        rows.append(RegistryStatus(name, node.url, node.pid if alive else None, alive, serving))
+        config = schema_registry.config_path(state.cluster_dir(name))
+        pid = process.running_pid(node.pid, config)
+        serving = pid is not None and schema_registry.answers(node.port)
+        rows.append(RegistryStatus(name, node.url, pid, pid is not None, serving))
     return rows

@@ -111,14 +111,15 @@ def start_dead_nodes(
     report(f"{ensemble.name}: starting {len(dead)} ZooKeeper node(s)")
     for node in dead:
         folder = node.folder(ensemble_dir)
-        pid = process.start_zookeeper(
-            jars,
-            node_config_path(ensemble_dir, node),
-            logging_flag(ensemble.kafka_version, folder / log_name),
-        )
-        running = replace(node, pid=pid)
-        ensemble = ensemble.with_node(running)
-        started(running)
+        with process.recording():
+            pid = process.start_zookeeper(
+                jars,
+                node_config_path(ensemble_dir, node),
+                logging_flag(ensemble.kafka_version, folder / log_name),
+            )
+            running = replace(node, pid=pid)
+            ensemble = ensemble.with_node(running)
+            started(running)
     return ensemble
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from kmigrate.cli.options import (
     max_unavailable_option,
     timeout_option,
 )
+from kmigrate.cli.signals import stop_on_signals
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
 from kmigrate.groups.migrate import MigrateResult, migrate_group
@@ -318,7 +318,7 @@ def sync(
         roles={link.source: "source", link.target: "target"},
         resume_hint="run `kmigrate groups sync` again once it is back",
     )
-    with _stop_on_signals(stop), cluster_admins(app, link.source, link.target) as (s, t):
+    with stop_on_signals(stop), cluster_admins(app, link.source, link.target) as (s, t):
         if not as_json:
             render.progress(
                 f"syncing groups '{groups_regex}' of link {link.name} every {interval:g}s"
@@ -351,15 +351,3 @@ def _report_round(round_: SyncRound, last: dict[str, str | None], as_json: bool)
                 + (f", {g.pending} waiting for the mirror" if g.pending else "")
             )
         last[g.group] = g.skipped
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
-    for sig in previous:
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

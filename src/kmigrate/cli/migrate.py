@@ -7,6 +7,8 @@ would delete and go ahead only with --yes (or a "y" on a terminal)."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +32,7 @@ from kmigrate.cli.options import (
     topics_option,
 )
 from kmigrate.cli.plan import show_check
+from kmigrate.cli.signals import stop_on_signals
 from kmigrate.cli.verify import show_report
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
@@ -398,16 +401,19 @@ def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> Non
         if not watch:
             render.out.print(status_view(observe(m, source, target)))
             return
-        if not render.out.is_terminal:  # a log or a pipe: one screen after another
-            while True:
-                render.out.print(status_view(observe(m, source, target)))
-                render.out.print(time.strftime("-- %H:%M:%S"))
-                render.out.file.flush()
-                time.sleep(2)
-        with Live(status_view(observe(m, source, target)), console=render.out) as live:
-            while True:
-                time.sleep(2)
-                live.update(status_view(observe(m, source, target)))
+        stop = threading.Event()
+        with stop_on_signals(stop) as received:
+            if not render.out.is_terminal:  # a log or a pipe: one screen after another
+                while not stop.is_set():
+                    render.out.print(status_view(observe(m, source, target)))
+                    render.out.print(time.strftime("-- %H:%M:%S"))
+                    render.out.file.flush()
+                    stop.wait(2)
+            else:
+                with Live(status_view(observe(m, source, target)), console=render.out) as live:
+                    while not stop.wait(2):
+                        live.update(status_view(observe(m, source, target)))
+        sys.exit(128 + received[0])  # as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM
 
 
 @group.command("history")

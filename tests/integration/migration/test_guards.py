@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.schema import offset_runs
-from tests.helpers import CliResult, interruptible, run_cli, unique, wait_for
+from tests.helpers import CliResult, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import Migration, edit_plan, fill, new_migration
 
@@ -258,10 +259,19 @@ def test_status_watch_refreshes_until_interrupted_and_history_shows_refusals(
     m = started
     out = m.folder / "watch.out"
     with open(out, "wb") as sink:
+        # Started as a CI runner starts it: SIGINT inherited ignored (a pytest-xdist
+        # worker ignores it); the watch handles Ctrl-C and SIGTERM itself.
         proc = subprocess.Popen(
-            interruptible(
-                "-m", "kmigrate", "--config", str(m.config), "migrate", "status", "--watch"
-            ),
+            [
+                sys.executable,
+                "-m",
+                "kmigrate",
+                "--config",
+                str(m.config),
+                "migrate",
+                "status",
+                "--watch",
+            ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env={**os.environ, "COLUMNS": "200"},

@@ -23,6 +23,7 @@ install: $(STAMP)
 # ... and builds the sandbox's Schema Registry with Go (once; cached under .cache/).
 jars: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch --schema-registry
+	$(BIN)/kmigrate sandbox fetch --kafka-version 3.9.1  # ZooKeeper mode and ZooKeeper's server
 	$(BIN)/python -m kmigrate.spark.cds  # Spark's driver starts 1-2 s sooner (AppCDS)
 
 # Debian packages the integration tests use: headless Chromium opens verify's HTML report;

@@ -2,14 +2,18 @@
 
 Used for the sandbox's Kafka jars and for Spark's Kafka connector. Jars land in
 $KMIGRATE_CACHE (default ~/.cache/kmigrate) under a folder that is complete or absent:
-Maven writes into a ``.partial`` folder that is renamed when it succeeded.
+Maven writes into a ``.partial-*`` folder of its own (two processes may fetch the same
+jars at once: parallel test workers, two commands) that is renamed when it succeeded;
+the first rename wins and the other's copy is dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,29 +39,35 @@ def fetch_jars(pom: Path, target: Path, properties: Mapping[str, str], what: str
     mvn = shutil.which("mvn")
     if mvn is None:
         raise JarsUnavailableError(f"Maven (mvn) is not on PATH; install it to fetch {what}")
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    command = [
-        mvn,
-        "-B",
-        "-q",
-        "-f",
-        str(pom),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={partial}",
-        *(f"-D{k}={v}" for k, v in properties.items()),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        output = done.stdout + done.stderr
-        raise JarsUnavailableError(
-            f"could not fetch {what} from Maven Central: {_first_error(output)}",
-            detail=output[-3000:],
-        )
-    shutil.rmtree(target, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial.rename(target)
-    (target / _MARKER).write_text(" ".join(f"{k}={v}" for k, v in properties.items()))
+    partial = Path(tempfile.mkdtemp(prefix=f"{target.name}.partial-", dir=target.parent))
+    try:
+        command = [
+            mvn,
+            "-B",
+            "-q",
+            "-f",
+            str(pom),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={partial}",
+            *(f"-D{k}={v}" for k, v in properties.items()),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            output = done.stdout + done.stderr
+            raise JarsUnavailableError(
+                f"could not fetch {what} from Maven Central: {_first_error(output)}",
+                detail=output[-3000:],
+            )
+        (partial / _MARKER).write_text(" ".join(f"{k}={v}" for k, v in properties.items()))
+        if not is_complete(target):
+            shutil.rmtree(target, ignore_errors=True)  # an incomplete copy of an older run
+            with contextlib.suppress(OSError):  # another process renamed its copy first
+                partial.rename(target)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    if not is_complete(target):
+        raise JarsUnavailableError(f"could not fetch {what}: {target} is incomplete")
     return target
 
 

@@ -21,6 +21,10 @@ from pathlib import Path
 from kmigrate.errors import BrokerStartError, SandboxError
 
 HEAP_ENV = "KMIGRATE_SANDBOX_HEAP"
+# More JVM flags for the sandbox's brokers and ZooKeeper nodes, e.g. the test suite's
+# "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC": quicker to start on few cores, slower
+# at full load (benchmarks leave it unset).
+JVM_FLAGS_ENV = "KMIGRATE_SANDBOX_JVM_FLAGS"
 MAIN_CLASS = "kafka.Kafka"
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 STORAGE_TOOL = "kafka.tools.StorageTool"
@@ -80,14 +84,9 @@ def wait_formatted(
 def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
     """Start a broker detached from this process (it outlives the CLI); returns its pid."""
     heap = os.environ.get(HEAP_ENV, "512m")
-    flags = [
-        f"-Xmx{heap}",
-        "-Xms128m",
-        "-XX:+UseG1GC",
-        "-XX:MaxGCPauseMillis=20",
-        "-Djava.awt.headless=true",
-        log_flag,
-    ]
+    extra = _extra_flags()
+    gc = [] if any("GC" in f for f in extra) else ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
+    flags = [f"-Xmx{heap}", "-Xms128m", *gc, "-Djava.awt.headless=true", *extra, log_flag]
     return start_detached(
         java_command(jars, MAIN_CLASS, [str(properties)], flags),
         properties.with_name("broker.log"),
@@ -96,11 +95,16 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
 
 def start_zookeeper(jars: Path, zoo_cfg: Path, log_flag: str) -> int:
     """Start one ZooKeeper server detached (QuorumPeerMain on ``zoo.cfg``); its pid."""
-    flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", log_flag]
+    extra = [f for f in _extra_flags() if "GC" not in f]
+    flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", *extra, log_flag]
     return start_detached(
         java_command(jars, ZOOKEEPER_MAIN, [str(zoo_cfg)], flags),
         zoo_cfg.with_name("zookeeper.log"),
     )
+
+
+def _extra_flags() -> list[str]:
+    return os.environ.get(JVM_FLAGS_ENV, "").split()
 
 
 def start_detached(command: list[str], log_path: Path, env: Mapping[str, str] | None = None) -> int:

@@ -76,9 +76,10 @@ XDIST = -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 test: jars system-deps clients
 	$(BIN)/pytest $(XDIST) tests
 
-# The inner loop: unit tests and the quick integration tests (about 1.5 minutes).
-test-fast: jars system-deps clients
-	$(BIN)/pytest tests -m "not slow"
+# The inner loop: the unit tests and the CLI contract's bad-input cases (no brokers),
+# on two workers, in about a minute.
+test-fast: jars
+	$(BIN)/pytest -n 2 tests/unit tests/integration/cli_contract
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit

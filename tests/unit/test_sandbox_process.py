@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from tests.helpers import wait_for
 
-from kmigrate.sandbox.process import is_ours, is_running, stop_processes, tail
+from kmigrate.sandbox.process import (
+    is_ours,
+    is_running,
+    processes_naming,
+    running_pid,
+    stop_processes,
+    tail,
+)
 
 # Answers "pong" to every stdin line: proof the process is alive and unsignalled.
 ECHO = (
@@ -235,3 +242,31 @@ def test_tail_tolerates_invalid_utf8(tmp_path):
     log = tmp_path / "bin.log"
     log.write_bytes(b"ok\n\xff\xfebad\nlast\n")
     assert tail(log, lines=2).endswith("bad\nlast")
+
+
+# ------------------------------------------------------------------ processes_naming
+
+
+def test_processes_naming_finds_a_process_by_a_file_under_the_folder(props, tmp_path):
+    """What `sandbox down` and `status` use when sandbox.json lost a pid."""
+    with _child(SLEEPER, str(props)) as proc:
+        assert processes_naming(tmp_path, ["server.properties"]) == {proc.pid: props}
+        assert running_pid(None, props) == proc.pid
+        assert running_pid(_missing_pid(), props) == proc.pid
+
+
+def test_processes_naming_ignores_other_names_neighbour_folders_and_itself(props, tmp_path):
+    neighbour = Path(f"{tmp_path}0") / "broker-1" / "server.properties"  # .../sb vs .../sb0
+    with _child(SLEEPER, str(neighbour)), _child(SLEEPER, str(props.with_name("other.cfg"))):
+        assert processes_naming(tmp_path, ["server.properties"]) == {}
+        assert running_pid(None, props) is None
+    # a command line that names the folder itself (`--dir`) is not a sandbox process
+    with _child(SLEEPER, "--dir", str(tmp_path)):
+        assert processes_naming(tmp_path, ["server.properties"]) == {}
+
+
+def test_stop_processes_returns_what_it_signalled(props, tmp_path):
+    with _child(SLEEPER, str(props)) as ours, _child(SLEEPER, str(tmp_path / "x")) as stranger:
+        signalled = stop_processes({ours.pid: props, stranger.pid: props}, grace=5)
+        assert signalled == [ours.pid]
+        assert stranger.poll() is None

@@ -14,6 +14,12 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+# Kafka's Java tools and clients as the tests start them: the client compiler and the
+# serial collector start a JVM on about half the CPU of the defaults (the suite starts
+# a few hundred JVMs on two cores); what a tool or client does is unchanged.
+JVM_QUICK = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+JAVA = ("java", *JVM_QUICK)
+
 
 def unique(prefix: str) -> str:
     """A topic or group name no other test uses."""

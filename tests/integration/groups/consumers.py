@@ -18,6 +18,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import ensure_jars
+from tests.helpers import JAVA
 
 
 def _consumer(cluster: ClusterConfig, group: str, **extra: object) -> Consumer:
@@ -85,7 +86,7 @@ def console_consume(cluster: ClusterConfig, topic: str, group: str, count: int) 
     jars = ensure_jars()
     done = subprocess.run(
         [
-            "java",
+            *JAVA,
             "-Xmx256m",
             "-cp",
             f"{jars}/*",

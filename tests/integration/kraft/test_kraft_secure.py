@@ -36,7 +36,7 @@ from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import read_json
-from tests.helpers import run_cli, unique, wait_for
+from tests.helpers import JVM_QUICK, run_cli, unique, wait_for
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"
@@ -246,7 +246,7 @@ def _tools_log_in(state: SandboxState, password: str, topic: str, tmp_path: Path
 
 def _topic_command(bootstrap: str, properties: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [java_executable(), "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*",
+        [java_executable(), *JVM_QUICK, "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*",
          "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
          "--command-config", str(properties), "--list"],
         capture_output=True, text=True, timeout=120, check=False,

@@ -146,13 +146,18 @@ def test_step_buttons_ask_then_refuse_or_act(started: tuple[Migration, Server], 
     page.once("dialog", lambda d: d.accept())
     promote.click()
     refusal = page.locator("#outcome .refusal")
-    expect(refusal).to_contain_text(f"still read on the source by group(s) {m.group}")
+    expect(refusal).to_contain_text(
+        f"still read on the source by group(s) {m.group}", timeout=WAIT_MS
+    )
     assert m.states() == before
     assert m.outcomes()[-1] == ("promote", "refused")
 
     page.once("dialog", lambda d: d.accept())
     page.get_by_role("button", name=f"Move group {m.group}").click()
-    expect(page.locator("#outcome .job.done")).to_contain_text(f"consumers {m.group}")
+    # a job on a busy machine takes more than Playwright's default 5 s
+    expect(page.locator("#outcome .job.done")).to_contain_text(
+        f"consumers {m.group}", timeout=WAIT_MS
+    )
     assert m.states()[f"group:{m.group}"][0] == "MOVED"
 
     page.once("dialog", lambda d: d.accept())
@@ -161,7 +166,7 @@ def test_step_buttons_ask_then_refuse_or_act(started: tuple[Migration, Server], 
         f"promote {m.topic}", timeout=WAIT_MS
     )
     assert m.topic_state() == "PROMOTED"
-    expect(page.locator("#history")).to_contain_text("refused")  # the audit log, live
+    expect(page.locator("#history")).to_contain_text("refused", timeout=WAIT_MS)  # live
     expect(page.get_by_role("button", name=f"Verify and retire {m.topic}")).to_be_visible()
     page.screenshot(path=str(m.folder / "promoted.png"), full_page=True)
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from kmigrate.errors import BrokerStartError, SandboxError
 
 HEAP_ENV = "KMIGRATE_SANDBOX_HEAP"
-# More JVM flags for the sandbox's brokers and ZooKeeper nodes, e.g. the test suite's
-# "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC": quicker to start on few cores, slower
-# at full load (benchmarks leave it unset).
+# More JVM flags for the sandbox's brokers, ZooKeeper nodes and storage formatting,
+# e.g. the test suite's "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC": quicker to start
+# on few cores, slower at full load (benchmarks leave it unset).
 JVM_FLAGS_ENV = "KMIGRATE_SANDBOX_JVM_FLAGS"
 MAIN_CLASS = "kafka.Kafka"
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -57,7 +57,7 @@ def format_storage(
         args += ["--add-scram", credential]
     log = properties.with_name("format.log").open("wb")
     return subprocess.Popen(
-        java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", log_flag]),
+        java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", *_extra_flags(), log_flag]),
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,

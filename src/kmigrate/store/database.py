@@ -47,6 +47,9 @@ OLD_MOVES_TABLE = "zk_moves"  # where those stores kept ensemble moves and KRaft
 SCHEMA_ATTEMPTS = 5
 
 
+BUSY_TIMEOUT_S = 30  # how long a SQLite writer waits for another's lock
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -200,7 +203,10 @@ def _pooling(sqlite: bool, *, in_memory: bool) -> dict[str, Any]:
         return {}
     if in_memory:  # one database, shared by this process's threads
         return {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-    return {"poolclass": NullPool}
+    # sqlite3's own busy timeout (5 s by default) holds from the connection's first
+    # statement, the journal-mode switch below included: several processes making a
+    # new store at once on a busy machine waited longer than 5 s for each other.
+    return {"poolclass": NullPool, "connect_args": {"timeout": BUSY_TIMEOUT_S}}
 
 
 def _add_new_columns(conn: Connection) -> None:
@@ -252,9 +258,9 @@ def _sqlite_pragmas(dbapi_conn: object, _record: object) -> None:
     # WAL lets `mirror status` read while the mirror writes; a busy timeout makes
     # concurrent writers wait instead of failing at once.
     cursor = dbapi_conn.cursor()  # type: ignore[attr-defined]
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")  # first: the next waits
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 

@@ -17,6 +17,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import KafkaOperationError
 from kmigrate.kafka.clients import ErrorTrap, consumer, producer
 from kmigrate.kafka.errors import translate
+from kmigrate.kafka.retry import SHOWN_POLL_S, is_transient
 from kmigrate.model.records import Record
 
 
@@ -110,9 +111,7 @@ def read_partition(
     deadline = time.monotonic() + (timeout or cluster.timeout_s * 3)
     records: list[Record] = []
     try:
-        low, high = client.get_watermark_offsets(
-            TopicPartition(topic, partition), timeout=cluster.timeout_s
-        )
+        low, high = _watermarks(client, TopicPartition(topic, partition), cluster, deadline)
         start = max(start, low)
         stop = min(end, high)
         if start >= stop:
@@ -156,3 +155,19 @@ def _record(message: Any) -> Record:
         message.partition(),
         message.offset(),
     )
+
+
+def _watermarks(
+    client: Any, tp: TopicPartition, cluster: ClusterConfig, deadline: float
+) -> tuple[int, int]:
+    """The partition's low and high watermarks, asked again while the answer is a
+    passing condition (right after a broker roll or a leader election the broker asked
+    answers NOT_LEADER_FOR_PARTITION until the client's metadata catches up)."""
+    while True:
+        try:
+            low, high = client.get_watermark_offsets(tp, timeout=cluster.timeout_s)
+            return int(low), int(high)
+        except KafkaException as exc:
+            if not is_transient(exc.args[0]) or time.monotonic() > deadline:
+                raise
+        time.sleep(SHOWN_POLL_S)

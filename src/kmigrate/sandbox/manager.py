@@ -258,22 +258,11 @@ def down(
     if not found.clusters and not found.ensembles:
         return []  # nothing to stop; nothing written
     state, names, ens = down_targets(directory, clusters, ensembles)
-    brokers = {
-        b.pid: broker_properties(directory, state.clusters[n], b)
-        for n in names
-        for b in state.clusters[n].brokers
-        if b.pid
-    }
-    brokers.update(_registry_pids(state, names))
-    controllers = {
-        c.pid: controller_properties(directory, state.clusters[n], c)
-        for n in names
-        for c in state.clusters[n].controllers
-        if c.pid
-    }
+    # Found by command line: every process sandbox.json records names its file there
+    # too, and so does one it lost.
+    brokers: dict[int, Path] = {}
+    controllers: dict[int, Path] = {}
     nodes: dict[int, Path] = {}
-    for name in ens:
-        nodes.update(zookeeper.pids(state.ensemble_dir(name), state.ensembles[name]))
     for name in names:
         folder = state.cluster_dir(name)
         brokers.update(
@@ -598,12 +587,3 @@ def _wait_registry(state: SandboxState, cluster: SandboxCluster, timeout: float)
     if node is not None:
         cluster_dir = state.cluster_dir(cluster.name)
         schema_registry.wait_ready(cluster.name, node.pid, node.port, cluster_dir, timeout)
-
-
-def _registry_pids(state: SandboxState, names: Sequence[str]) -> dict[int, Path]:
-    """The running registries of clusters ``names``: pid -> the file naming its process."""
-    return {
-        node.pid: schema_registry.config_path(state.cluster_dir(cluster.name))
-        for cluster in (state.clusters[n] for n in names)
-        if (node := cluster.schema_registry) is not None and node.pid
-    }

@@ -160,8 +160,3 @@ def wait_ready(
 def mode(client_port: int) -> str | None:
     """leader / follower / observer / standalone, or None when the node does not serve."""
     return server_mode(f"127.0.0.1:{client_port}")
-
-
-def pids(ensemble_dir: Path, ensemble: SandboxEnsemble) -> dict[int, Path]:
-    """Each started node's pid and the zoo.cfg that proves it is ours (for stopping)."""
-    return {n.pid: node_config_path(ensemble_dir, n) for n in ensemble.nodes if n.pid}

@@ -1,11 +1,11 @@
 """Where a test run's CPU goes: every process's CPU time, read from /proc once a second,
 summed by kind of process (broker, Spark, a `kmigrate` sub-command, ...) when stopped.
 
-    python -m tools.cpu_sampler cpu.json &      # then run the suite
+    python -m tools.cpu_sampler cpu.json [SECONDS] &   # then run the suite
     kill %1                                     # writes cpu.json
 
-A process is counted at the last CPU time seen before it exited, so one that lives
-under a second is missed or counted short; one that ran before the sampler started
+SECONDS between reads (1 by default). A process is counted at the last CPU time seen
+before it exited, so one that lives shorter than that is missed or counted short; one that ran before the sampler started
 (kernel threads: "?") counts only what it used since.
 """
 
@@ -57,7 +57,7 @@ def _busy() -> tuple[int, int]:
     return sum(values), values[3] + values[4]  # all, idle + iowait
 
 
-def main(out: Path) -> None:
+def main(out: Path, interval: float = 1.0) -> None:
     seen: dict[int, tuple[str, float]] = {}
     before: dict[int, float] = {}  # CPU time of the processes already running
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -78,7 +78,7 @@ def main(out: Path) -> None:
                 seen[int(pid)] = (seen[int(pid)][0], max(cpu, seen[int(pid)][1]))
             except (OSError, IndexError, ValueError):
                 continue  # gone meanwhile
-        time.sleep(1)
+        time.sleep(interval)
     total1, idle1 = _busy()
     by_kind: dict[str, list[float]] = {}
     for pid, (name, cpu) in seen.items():
@@ -97,4 +97,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), *(float(a) for a in sys.argv[2:3]))

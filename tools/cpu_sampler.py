@@ -1,11 +1,12 @@
-"""Where a test run's CPU goes: every process's CPU time, read from /proc once a second,
-summed by kind of process (broker, Spark, a `kmigrate` sub-command, ...) when stopped.
+"""Where a test run's CPU goes: every process's CPU time, read from /proc every SECONDS
+(1 by default), summed by kind of process (broker, Spark, a `kmigrate` sub-command, ...)
+when stopped.
 
     python -m tools.cpu_sampler cpu.json [SECONDS] &   # then run the suite
-    kill %1                                     # writes cpu.json
+    kill %1                                            # writes cpu.json
 
-SECONDS between reads (1 by default). A process is counted at the last CPU time seen
-before it exited, so one that lives shorter than that is missed or counted short; one that ran before the sampler started
+A process is counted at the last CPU time seen before it exited, so one that lives
+shorter than SECONDS is missed or counted short; one that ran before the sampler started
 (kernel threads: "?") counts only what it used since.
 """
 

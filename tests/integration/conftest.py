@@ -18,6 +18,8 @@ import pytest
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, Settings, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox import manager
+from kmigrate.sandbox.cds_build import ensure_archives
+from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION
 from kmigrate.sandbox.state import SandboxState, load_state
 
 
@@ -44,6 +46,7 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
         )
         return
     directory = tmp_path_factory.mktemp("sandbox")
+    ensure_archives(DEFAULT_KAFKA_VERSION, lambda _: None)  # made by `make jars` already
     manager.up(directory, manager.UpRequest(schema_registry=True))
     try:
         path = directory / SANDBOX_CONFIG_NAME

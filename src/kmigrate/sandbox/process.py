@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kmigrate.errors import BrokerStartError, SandboxError
+from kmigrate.sandbox import cds
 
 HEAP_ENV = "KMIGRATE_SANDBOX_HEAP"
 # More JVM flags for the sandbox's brokers, ZooKeeper nodes and storage formatting,
@@ -47,6 +48,11 @@ def java_command(
     return [java_executable(), *jvm_flags, "-cp", f"{jars}/*", main, *args]
 
 
+def _archive(jars: Path, role: str, *, node: bool = True) -> list[str]:
+    """The class-data archive flags of a JVM of ``role`` (sandbox/cds.py)."""
+    return cds.jvm_flags(java_executable(), jars, role, node=node)
+
+
 def format_storage(
     jars: Path, properties: Path, cluster_id: str, scram: Sequence[str], log_flag: str
 ) -> subprocess.Popen[bytes]:
@@ -57,7 +63,12 @@ def format_storage(
         args += ["--add-scram", credential]
     log = properties.with_name("format.log").open("wb")
     return subprocess.Popen(
-        java_command(jars, STORAGE_TOOL, args, ["-Xmx256m", *_extra_flags(), log_flag]),
+        java_command(
+            jars,
+            STORAGE_TOOL,
+            args,
+            ["-Xmx256m", *_extra_flags(), *_archive(jars, cds.KAFKA, node=False), log_flag],
+        ),
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -86,7 +97,8 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
     heap = os.environ.get(HEAP_ENV, "512m")
     extra = _extra_flags()
     gc = [] if any("GC" in f for f in extra) else ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
-    flags = [f"-Xmx{heap}", "-Xms128m", *gc, "-Djava.awt.headless=true", *extra, log_flag]
+    flags = [f"-Xmx{heap}", "-Xms128m", *gc, "-Djava.awt.headless=true", *extra]
+    flags += [*_archive(jars, cds.KAFKA), log_flag]
     return start_detached(
         java_command(jars, MAIN_CLASS, [str(properties)], flags),
         properties.with_name("broker.log"),
@@ -96,7 +108,8 @@ def start_broker(jars: Path, properties: Path, log_flag: str) -> int:
 def start_zookeeper(jars: Path, zoo_cfg: Path, log_flag: str) -> int:
     """Start one ZooKeeper server detached (QuorumPeerMain on ``zoo.cfg``); its pid."""
     extra = [f for f in _extra_flags() if "GC" not in f]
-    flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", *extra, log_flag]
+    flags = ["-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true", *extra]
+    flags += [*_archive(jars, cds.ZOOKEEPER), log_flag]
     return start_detached(
         java_command(jars, ZOOKEEPER_MAIN, [str(zoo_cfg)], flags),
         zoo_cfg.with_name("zookeeper.log"),

@@ -144,11 +144,6 @@ def main(argv: list[str] | None = None) -> None:
     with --json) and its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
-    if argv is None:
-        # kio (the gateway's protocol library) imports hypothesis when it is installed,
-        # and hypothesis makes ./.hypothesis: a command must not leave files it did not
-        # mean to. (In-process callers such as tests pass argv and keep their hypothesis.)
-        sys.modules.setdefault("hypothesis", None)  # type: ignore[arg-type]
     render.fresh()
     try:
         code = cli.main(args=args, prog_name="kmigrate", standalone_mode=False)

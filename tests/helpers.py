@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -19,6 +20,16 @@ T = TypeVar("T")
 # a few hundred JVMs on two cores); what a tool or client does is unchanged.
 JVM_QUICK = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 JAVA = ("java", *JVM_QUICK)
+
+
+def java_on(jars: Path) -> list[str]:
+    """`java` for a Kafka tool or client from ``jars``: JAVA, mapping the classes the
+    sandbox archived from the same jars (sandbox/cds.py), and ``jars`` as the class path."""
+    from kmigrate.sandbox import cds
+    from kmigrate.sandbox.process import java_executable
+
+    archive = cds.jvm_flags(java_executable(), jars, cds.KAFKA, node=False)
+    return [java_executable(), *JVM_QUICK, *archive, "-cp", f"{jars}/*"]
 
 
 def unique(prefix: str) -> str:

@@ -32,7 +32,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
-from tests.helpers import JAVA, wait_for
+from tests.helpers import java_on, wait_for
 
 # ConfigCommand's entity kinds, alone and combined (user and client-id together)
 QUOTA_ENTITIES = (("users",), ("clients",), ("ips",), ("users", "clients"))
@@ -64,7 +64,7 @@ def config_command(jars: Path, cluster: ClusterConfig, *args: str) -> str:
         props.write("".join(f"{k}={v}\n" for k, v in java_client_properties(cluster).items()))
         props.flush()
         done = subprocess.run(
-            [*JAVA, "-Xmx256m", "-cp", f"{jars}/*", "kafka.admin.ConfigCommand",
+            [*java_on(jars), "-Xmx256m", "kafka.admin.ConfigCommand",
              "--bootstrap-server", cluster.bootstrap_servers, "--command-config", props.name,
              *args],
             capture_output=True, text=True, timeout=120, check=False,

@@ -20,9 +20,8 @@ from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
 from kmigrate.sandbox.jars import ensure_jars
-from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
-from tests.helpers import JVM_QUICK, run_cli, unique, wait_for
+from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.cli_contract.harness import Ran, run_in
 
 
@@ -181,7 +180,7 @@ def _admin_and_java_tools_log_in(state: SandboxState, password: str, tmp_path: P
     bootstrap = state.clusters["guarded"].bootstrap_servers
     jars = ensure_jars("3.9.1")
     listed = subprocess.run(
-        [java_executable(), *JVM_QUICK, "-cp", f"{jars}/*", "org.apache.kafka.tools.TopicCommand",
+        [*java_on(jars), "org.apache.kafka.tools.TopicCommand",
          "--bootstrap-server", bootstrap, "--command-config", str(properties), "--list"],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip

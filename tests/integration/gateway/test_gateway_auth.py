@@ -40,7 +40,7 @@ from kmigrate.net import free_ports
 from kmigrate.sandbox.clusters_yaml import load_passwords, password_variable
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from kmigrate.sandbox.state import CLIENT_USER, SandboxState
-from tests.helpers import JAVA, run_cli, wait_for
+from tests.helpers import java_on, run_cli, wait_for
 from tests.integration.gateway.conftest import Gateway, running_gateway
 from tests.integration.gateway.test_gateway_clients import _route
 
@@ -246,14 +246,14 @@ def test_java_console_tools_over_sasl_ssl_with_scram_sha_512(
     jars = ensure_jars(DEFAULT_KAFKA_VERSION)
     values = [f"java-{n}" for n in range(50)]
     sent = subprocess.run(
-        [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.ConsoleProducer",
+        [*java_on(jars), "org.apache.kafka.tools.ConsoleProducer",
          "--bootstrap-server", auth_gateway.bootstrap, "--topic", topic,
          "--command-config", str(command_config), "--command-property", "acks=all"],
         input="\n".join(values) + "\n", capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert sent.returncode == 0, sent.stderr[-2000:]
     read = subprocess.run(
-        [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        [*java_on(jars), "org.apache.kafka.tools.consumer.ConsoleConsumer",
          "--bootstrap-server", auth_gateway.bootstrap, "--topic", topic,
          "--group", f"{PREFIX}-java", "--from-beginning", "--max-messages", "50",
          "--timeout-ms", "60000", "--command-config", str(command_config)],

@@ -23,7 +23,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.net import free_ports
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import JAVA, run_cli, unique, wait_for
+from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
 
@@ -185,7 +185,7 @@ def test_the_kip_848_consumer_protocol_is_refused_clearly(gateway: Gateway) -> N
     client's own UnsupportedVersionException naming it, and reads nothing."""
     jars = ensure_jars(DEFAULT_KAFKA_VERSION)
     read = subprocess.run(
-        [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        [*java_on(jars), "org.apache.kafka.tools.consumer.ConsoleConsumer",
          "--bootstrap-server", gateway.bootstrap, "--topic", "anything", "--group", "g848",
          "--consumer-property", "group.protocol=consumer", "--timeout-ms", "10000"],
         capture_output=True, text=True, timeout=120, check=False,
@@ -218,7 +218,7 @@ def test_kafka_python_and_the_java_client_through_the_gateway(
     for topic in topics.values():
         java_values = [f"java-{topic}-{n}" for n in range(50)]
         sent = subprocess.run(
-            [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.ConsoleProducer",
+            [*java_on(jars), "org.apache.kafka.tools.ConsoleProducer",
              "--bootstrap-server", gateway.bootstrap, "--topic", topic,
              "--producer-property", "enable.idempotence=true", "--producer-property", "acks=all"],
             input="\n".join(java_values) + "\n", capture_output=True, text=True, timeout=120,
@@ -228,7 +228,7 @@ def test_kafka_python_and_the_java_client_through_the_gateway(
         expected += java_values
 
     read = subprocess.run(
-        [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        [*java_on(jars), "org.apache.kafka.tools.consumer.ConsoleConsumer",
          "--bootstrap-server", gateway.bootstrap, "--include", "|".join(topics.values()),
          "--group", unique("gw-java"), "--from-beginning", "--max-messages", "200",
          "--timeout-ms", "60000"],

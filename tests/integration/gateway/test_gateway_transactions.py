@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.maven import cache_dir, fetch_jars
-from tests.helpers import JAVA, run_cli, seeded, unique, wait_for
+from tests.helpers import java_on, run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
 from tests.integration.gateway.traffic import routed_topic
@@ -209,7 +209,7 @@ def test_kafka_streams_exactly_once_v2_through_the_gateway(
     log = tmp_path / "streams.log"
     with log.open("w") as out:
         app = subprocess.Popen(
-            [*JAVA, "-Xmx256m", "-cp", f"{jars}/*", str(STREAMS / "UpperCase.java"),
+            [*java_on(jars), "-Xmx256m", str(STREAMS / "UpperCase.java"),
              gateway.bootstrap, unique("eos-app"), source, sink, str(tmp_path / "state")],
             stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip

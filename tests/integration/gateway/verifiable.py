@@ -28,7 +28,7 @@ from pathlib import Path
 
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.ecosystems import franz
-from tests.helpers import JAVA, wait_for
+from tests.helpers import java_on, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.gateway.conftest import Gateway
 
@@ -177,7 +177,7 @@ def java_producer(
     logging = folder / "log4j2.properties"
     logging.write_text(JAVA_LOG4J)
     produced = Produced("java", str(prefix))
-    argv = [*JAVA, f"-Dlog4j2.configurationFile={logging}", "-cp", f"{jars}/*",
+    argv = [*java_on(jars), f"-Dlog4j2.configurationFile={logging}",
             "org.apache.kafka.tools.VerifiableProducer", "--bootstrap-server", bootstrap,
             "--topic", topic, "--throughput", str(rate), "--repeating-keys", str(keys),
             "--value-prefix", str(prefix), "--command-config", str(config)]  # fmt: skip
@@ -213,7 +213,7 @@ def java_consumer(
 
     # WARN and above in its log (log4j2's default configuration logs errors only): a
     # failed commit on close says why.
-    argv = [*JAVA, "-Dlog4j2.level=WARN", "-cp", f"{jars}/*",
+    argv = [*java_on(jars), "-Dlog4j2.level=WARN",
             "org.apache.kafka.tools.consumer.ConsoleConsumer",
             "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
             "--from-beginning", "--property", "print.partition=true",
@@ -278,7 +278,7 @@ def java_tool(gw: Gateway, main: str, *args: str) -> tuple[int, str]:
     """One Kafka tool run against the gateway: its exit code and everything it said."""
     jars = ensure_jars(DEFAULT_KAFKA_VERSION)
     done = subprocess.run(
-        [*JAVA, "-Xmx256m", "-cp", f"{jars}/*", main, "--bootstrap-server", gw.bootstrap, *args],
+        [*java_on(jars), "-Xmx256m", main, "--bootstrap-server", gw.bootstrap, *args],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     return done.returncode, done.stdout + done.stderr

@@ -18,7 +18,7 @@ from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import ensure_jars
-from tests.helpers import JAVA
+from tests.helpers import java_on
 
 
 def _consumer(cluster: ClusterConfig, group: str, **extra: object) -> Consumer:
@@ -86,10 +86,8 @@ def console_consume(cluster: ClusterConfig, topic: str, group: str, count: int) 
     jars = ensure_jars()
     done = subprocess.run(
         [
-            *JAVA,
+            *java_on(jars),
             "-Xmx256m",
-            "-cp",
-            f"{jars}/*",
             "org.apache.kafka.tools.consumer.ConsoleConsumer",
             "--bootstrap-server",
             cluster.bootstrap_servers,

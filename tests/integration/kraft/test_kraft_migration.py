@@ -44,7 +44,7 @@ from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
-from tests.helpers import JAVA, seeded, unique, wait_for
+from tests.helpers import java_on, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
 from tests.killpoints import Kill, choose
@@ -128,7 +128,7 @@ def _killed_in(
 def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProcess[str]:
     """Kafka's ConfigCommand altering ``topic``'s retention, as User:ANONYMOUS."""
     return subprocess.run(
-        [*JAVA, "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*", "kafka.admin.ConfigCommand",
+        [*java_on(ensure_jars("3.9.1")), "-Xmx256m", "kafka.admin.ConfigCommand",
          "--bootstrap-server", kafka.bootstrap_servers, "--alter", "--entity-type", "topics",
          "--entity-name", topic, "--add-config", "retention.ms=3600000"],
         capture_output=True, text=True, timeout=120, check=False,

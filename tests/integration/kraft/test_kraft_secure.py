@@ -32,11 +32,10 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, password_variable
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.manager import controller_properties
-from kmigrate.sandbox.process import java_executable
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import read_json
-from tests.helpers import JVM_QUICK, run_cli, unique, wait_for
+from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"
@@ -246,7 +245,7 @@ def _tools_log_in(state: SandboxState, password: str, topic: str, tmp_path: Path
 
 def _topic_command(bootstrap: str, properties: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [java_executable(), *JVM_QUICK, "-Xmx256m", "-cp", f"{ensure_jars('3.9.1')}/*",
+        [*java_on(ensure_jars("3.9.1")), "-Xmx256m",
          "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
          "--command-config", str(properties), "--list"],
         capture_output=True, text=True, timeout=120, check=False,

@@ -13,7 +13,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import JAVA, seeded, unique, wait_for
+from tests.helpers import java_on, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,
@@ -113,7 +113,7 @@ def _java_reads(clusters: Clusters, topic: str) -> dict[int, list[str]]:
     checked, as the Java client does by default): values per partition, in order."""
     jars = ensure_jars(DEFAULT_KAFKA_VERSION)
     read = subprocess.run(
-        [*JAVA, "-cp", f"{jars}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        [*java_on(jars), "org.apache.kafka.tools.consumer.ConsoleConsumer",
          "--bootstrap-server", clusters.target.bootstrap_servers, "--topic", topic,
          "--from-beginning", "--isolation-level", "read_committed", "--timeout-ms", "15000",
          "--formatter-property", "print.partition=true"],

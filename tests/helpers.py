@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from tests import zygote
+
 T = TypeVar("T")
 
 # Kafka's Java tools and clients as the tests start them: the client compiler and the
@@ -68,13 +70,20 @@ class CliResult:
 def run_cli(
     *args: str, config: str | None = None, env: dict[str, str] | None = None, timeout: float = 180
 ) -> CliResult:
-    """Run the real `kmigrate` command in a subprocess, as a user would."""
-    argv = [sys.executable, "-m", "kmigrate"]
-    if config:
-        argv += ["--config", config]
+    """Run the real `kmigrate` command in a process of its own, as a user would: forked
+    from a process that imported kmigrate already (tests/zygote.py), or a fresh
+    interpreter with KMIGRATE_TEST_FRESH_CLI=1."""
+    argv = ["--config", config, *args] if config else list(args)
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    if zygote.enabled():
+        return CliResult(*zygote.run(argv, full_env, timeout))
     done = subprocess.run(
-        [*argv, *args], capture_output=True, text=True, timeout=timeout, env=full_env, check=False
+        [sys.executable, "-m", "kmigrate", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        check=False,
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
 

@@ -77,6 +77,10 @@ def _kraft_mode(cluster: SandboxCluster, broker: BrokerNode, listener: str) -> d
         "listeners": ",".join(listeners),
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
+        # The active controller writes a no-op record when the metadata log is idle, every
+        # 500 ms by default: a quarter of an idle sandbox broker's CPU (measured: 2.0% of a
+        # core idle, 1.45% with 5 s). A sandbox's metadata changes when it is used.
+        "metadata.max.idle.interval.ms": 5000,
     }
 
 

@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: all install jars system-deps clients vendor demo test test-fast test-unit test-integration lint format docs clean demo-down
+.PHONY: all install jars jars-kafka jars-kafka-3.9 spark-cds system-deps clients vendor demo test test-fast test-unit test-integration lint format docs clean demo-down
 
 all: test
 
@@ -20,10 +20,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# ... and builds the sandbox's Schema Registry with Go (once; cached under .cache/).
-jars: $(STAMP)
+# ... and builds the sandbox's Schema Registry with Go, and the class-data archives its
+# nodes and Spark's driver start from (once each; cached under .cache/). Three parts
+# `make -j` runs side by side (.ci/run does).
+jars: jars-kafka jars-kafka-3.9 spark-cds
+jars-kafka: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch --schema-registry
+jars-kafka-3.9: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch --kafka-version 3.9.1  # ZooKeeper mode and ZooKeeper's server
+spark-cds: $(STAMP)
 	$(BIN)/python -m kmigrate.spark.cds  # Spark's driver starts 1-2 s sooner (AppCDS)
 
 # Debian packages the integration tests use: headless Chromium opens verify's HTML report;

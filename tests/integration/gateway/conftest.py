@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from kmigrate.config import load_settings
 from kmigrate.gateway.control.registry import Registry
 from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
+from tests import zygote
 from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
 
@@ -30,7 +30,7 @@ class Gateway:
     connect: str  # the ensemble holding routes and instances
     ports: dict[int, int]  # instance id -> port
     logs: Path
-    procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    procs: dict[int, zygote.Forked | subprocess.Popen[bytes]] = field(default_factory=dict)
     http_ports: dict[int, int] = field(default_factory=dict)  # the DIS API, when started
 
     @property
@@ -49,13 +49,12 @@ class Gateway:
         # started again before that, it would refuse its own id.
         wait_for(lambda: node_id not in self.registered(), timeout=30,
                  message=f"the old gateway instance {node_id} dropped out")  # fmt: skip
-        log = open(self.logs / f"gateway-{node_id}.log", "ab")  # noqa: SIM115
-        self.procs[node_id] = subprocess.Popen(
-            [sys.executable, "-m", "kmigrate", "--config", str(self.config), "gateway", "start",
+        self.procs[node_id] = zygote.spawn(
+            ["--config", str(self.config), "gateway", "start",
              "--listen", self.instance(node_id), "--id", str(node_id),
              *(["--http-listen", f"127.0.0.1:{self.http_ports[node_id]}"]
                if node_id in self.http_ports else [])],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            os.environ, self.logs / f"gateway-{node_id}.log",
         )  # fmt: skip
         wait_for(
             lambda: node_id in self.registered() or self.procs[node_id].poll() is not None,

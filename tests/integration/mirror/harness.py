@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from kmigrate.store.runs import get_run
+from tests import zygote
 from tests.helpers import unique, wait_for
 
 
@@ -46,27 +46,11 @@ class MirrorProcess:
     link: str
     args: tuple[str, ...]
     log: Path
-    proc: subprocess.Popen[bytes] | None = None
+    proc: zygote.Forked | subprocess.Popen[bytes] | None = None
 
     def start(self) -> MirrorProcess:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kmigrate",
-                    "--config",
-                    str(self.config),
-                    "mirror",
-                    "start",
-                    "--link",
-                    self.link,
-                    *self.args,
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        argv = ["--config", str(self.config), "mirror", "start", "--link", self.link, *self.args]
+        self.proc = zygote.spawn(argv, os.environ, self.log)
         return self
 
     def wait_running(self, timeout: float = 120) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 FRESH_ENV = "KMIGRATE_TEST_FRESH_CLI"
 
 _SERVER = r"""
+# kmigrate-zygote (tools/cpu_sampler.py counts its forks as kmigrate commands)
 import atexit, importlib, json, os, pkgutil, sys, threading
 import kmigrate
 

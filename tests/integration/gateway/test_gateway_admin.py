@@ -211,18 +211,28 @@ def test_confluent_admin_client_through_the_gateway(
     admin.create_partitions([NewPartitions(new, 3)])[new].result(30)
     with ClusterAdmin(clusters.source) as source:
         assert len(source.describe_topic(new).partitions) == 3
-    producer = Producer({"bootstrap.servers": gateway.bootstrap})
-    for _ in range(6):
-        producer.produce(new, b"x", partition=2)
-    assert producer.flush(60) == 0
+
+    # Metadata reaches each gateway instance (and each broker) a moment after
+    # CreatePartitions, as with Kafka itself: a producer that asks an instance too early
+    # fails its records to the new partition ("unknown partition"), and librdkafka's
+    # DeleteRecords asks once.
+    each = [AdminClient({"bootstrap.servers": gateway.instance(i)}) for i in gateway.ports]
 
     def grown_everywhere() -> bool:
-        # Metadata reaches each gateway instance (and each broker) a moment after
-        # CreatePartitions, as with Kafka itself; librdkafka's DeleteRecords asks once.
-        listed = admin.list_topics(new, timeout=10).topics[new].partitions
-        return len(listed) == 3 and all(p.leader >= 0 for p in listed.values())
+        for one in each:
+            listed = one.list_topics(new, timeout=10).topics[new].partitions
+            if len(listed) != 3 or any(p.leader < 0 for p in listed.values()):
+                return False
+        return True
 
-    wait_for(grown_everywhere, timeout=30, message=f"{new}'s 3 partitions led, as the admin sees")
+    wait_for(grown_everywhere, timeout=30, message=f"{new}'s 3 partitions led, on each instance")
+    producer = Producer({"bootstrap.servers": gateway.bootstrap})
+    failed: list[str] = []
+    for _ in range(6):
+        producer.produce(
+            new, b"x", partition=2, on_delivery=lambda e, _m: failed.append(str(e)) if e else None
+        )
+    assert producer.flush(60) == 0 and not failed, failed
     (deleted,) = admin.delete_records([TopicPartition(new, 2, 4)]).values()
     assert deleted.result(30).low_watermark == 4
     with ClusterAdmin(clusters.source) as source:

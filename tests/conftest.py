@@ -49,6 +49,16 @@ SLOW = (
 # end. (xdist's own `--dist loadgroup` marks do not work with pytest 9: the scheduler
 # below groups by path instead.)
 WHOLE_PACKAGES = ("integration/store", "integration/verify", "integration/groups")
+# The files that use the session's secure clusters (`locked` and `vault`: two SASL
+# brokers) run on one worker, so one worker starts them, not every worker.
+SECURE_GROUP = "secure clusters"
+SECURE_FILES = (
+    "integration/test_secure.py",
+    "integration/gateway/test_gateway_auth.py",
+    "integration/gateway/test_gateway_secure.py",
+    "integration/test_clusters_check.py",
+    "integration/migration/test_acls.py",
+)
 LONGEST_FIRST = (
     "integration/mirror/test_ride_through.py",
     "integration/kraft/test_kraft_migration.py",
@@ -56,7 +66,7 @@ LONGEST_FIRST = (
     "integration/reassign/test_reassign.py",
     "integration/gateway/test_gateway_faults.py",
     "integration/mirror/test_mirror_safety.py",
-    "integration/gateway/test_gateway_auth.py",
+    SECURE_GROUP,
     "integration/groups",
     "integration/gateway/test_gateway_admin.py",
     "integration/zk/test_zk_move.py",
@@ -65,7 +75,6 @@ LONGEST_FIRST = (
     "integration/zk/test_zk_rollback.py",
     "integration/gateway/test_gateway_client_order.py",
     "integration/migration/test_crash_resume.py",
-    "integration/test_secure.py",
     "integration/migration/test_demo_migration.py",
     "integration/test_sandbox_zookeeper.py",
     "integration/verify",
@@ -76,10 +85,13 @@ LONGEST_FIRST = (
 
 
 def xdist_group(path: Path) -> str:
-    """The unit of work one worker runs whole: a package of WHOLE_PACKAGES, else the file."""
+    """The unit of work one worker runs whole: the secure clusters' files, a package of
+    WHOLE_PACKAGES, else the file."""
     if not path.is_relative_to(ROOT / "tests"):
         return path.as_posix()
     relative = path.relative_to(ROOT / "tests").as_posix()
+    if relative in SECURE_FILES:
+        return SECURE_GROUP
     package = next((p for p in WHOLE_PACKAGES if relative.startswith(p + "/")), None)
     return package or relative
 

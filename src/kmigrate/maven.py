@@ -10,11 +10,12 @@ the first rename wins and the other's copy is dropped.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from kmigrate.errors import JarsUnavailableError
@@ -26,6 +27,16 @@ _MARKER = ".complete"
 def cache_dir() -> Path:
     """Where downloads are kept: $KMIGRATE_CACHE, else ~/.cache/kmigrate."""
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "kmigrate")
+
+
+def files_key(files: Iterable[Path]) -> str:
+    """16 hex digits naming ``files`` as they are now (path, size, time): the key of
+    something made from them and kept in the cache, made again when one changes."""
+    key = hashlib.sha256()
+    for path in files:
+        found = path.stat()
+        key.update(f"{path}\0{found.st_size}\0{found.st_mtime_ns}\n".encode())
+    return key.hexdigest()[:16]
 
 
 def is_complete(target: Path) -> bool:

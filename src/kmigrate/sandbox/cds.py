@@ -16,13 +16,12 @@ with. ``KMIGRATE_SANDBOX_CDS=0`` turns it off.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kmigrate.maven import cache_dir
+from kmigrate.maven import cache_dir, files_key
 
 DISABLE_ENV = "KMIGRATE_SANDBOX_CDS"
 KAFKA = "broker"  # brokers, controllers and storage formatting: Kafka's own classes
@@ -37,12 +36,7 @@ def enabled() -> bool:
 
 def archive_path(java: str, jars: Path, role: str) -> Path:
     """Where the archive of ``role``'s classes from ``jars`` run by ``java`` lives."""
-    real = Path(java).resolve()
-    identity = [f"{real}|{real.stat().st_mtime_ns}"]
-    for jar in sorted(jars.glob("*.jar")):
-        found = jar.stat()
-        identity.append(f"{jar.name}|{found.st_size}|{found.st_mtime_ns}")
-    key = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:16]
+    key = files_key([Path(java).resolve(), *sorted(jars.glob("*.jar"))])
     return cache_dir() / "sandbox-cds" / f"{jars.name}-{role}-{key}.jsa"
 
 

@@ -9,7 +9,6 @@ process or disk.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import kmigrate
 from kmigrate.config import SparkConfig
-from kmigrate.maven import cache_dir
+from kmigrate.maven import cache_dir, files_key
 from kmigrate.spark.cds import driver_options as cds_options
 
 if TYPE_CHECKING:
@@ -140,11 +139,7 @@ def package_zip() -> Path:
         for path in sorted(root.rglob("*"))
         if path.suffix in (".py", ".xml", ".typed") and "__pycache__" not in path.parts
     ]
-    key = hashlib.sha256()
-    for path in files:
-        found = path.stat()
-        key.update(f"{path.relative_to(root)}\0{found.st_size}\0{found.st_mtime_ns}\n".encode())
-    target = cache_dir() / "pyfiles" / f"kmigrate-{key.hexdigest()[:16]}.zip"
+    target = cache_dir() / "pyfiles" / f"kmigrate-{files_key(files)}.zip"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

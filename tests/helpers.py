@@ -47,14 +47,20 @@ def seeded() -> random.Random:
 
 
 def wait_for(
-    condition: Callable[[], T], *, timeout: float, message: str, interval: float = 0.2
+    condition: Callable[[], T],
+    *,
+    timeout: float,
+    message: str | Callable[[], str],
+    interval: float = 0.2,
 ) -> T:
-    """Poll ``condition`` until it returns something truthy; fail with ``message`` on timeout."""
+    """Poll ``condition`` until it returns something truthy; fail with ``message`` on
+    timeout (a callable: what it says then, e.g. what is still missing)."""
     deadline = time.monotonic() + timeout
     last: T = condition()
     while not last:
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s: {message} (last: {last!r})")
+            said = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout}s: {said} (last: {last!r})")
         time.sleep(interval)
         last = condition()
     return last

@@ -49,6 +49,7 @@ def test_a_broker_that_left_the_metadata_is_an_outage_to_wait_out_not_a_failure(
 
     admin = object.__new__(KafkaPythonAdmin)  # no cluster contacted
     admin.cluster = ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1")
+    admin._connected = None
 
     def gone() -> None:
         raise UnknownBrokerIdError(2)  # kafka-python: the controller it knew restarted
@@ -60,3 +61,40 @@ def test_a_broker_that_left_the_metadata_is_an_outage_to_wait_out_not_a_failure(
         admin._call("altering partition reassignments", gone)
     with pytest.raises(KafkaOperationError, match="failed"):
         admin._call("altering partition reassignments", wrong)
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_failure_that_passes_drops_the_client_so_the_next_call_bootstraps_afresh():
+    """After every broker restarted, one kafka-python client kept failing on the
+    controller it had learned; a waited-out outage must end with a new client."""
+    from kafka.errors import KafkaConnectionError, TopicAlreadyExistsError
+
+    from kmigrate.errors import ClusterUnavailableError, KafkaOperationError
+
+    made: list[_Client] = []
+    admin = object.__new__(KafkaPythonAdmin)  # no cluster contacted
+    admin.cluster = ClusterConfig(name="c", bootstrap_servers="127.0.0.1:1")
+    admin._connect = lambda: made.append(_Client()) or made[-1]  # type: ignore[method-assign]
+    admin._connected = admin._connect()
+
+    def refused() -> None:
+        raise KafkaConnectionError("connection refused")
+
+    def exists() -> None:
+        raise TopicAlreadyExistsError("t")
+
+    first = admin._client
+    with pytest.raises(KafkaOperationError):
+        admin._call("creating", exists)
+    assert admin._client is first and not first.closed  # a refusal keeps the connection
+    with pytest.raises(ClusterUnavailableError, match="KafkaConnectionError"):
+        admin._call("listing partition reassignments", refused)
+    assert first.closed
+    assert admin._client is not first and len(made) == 2

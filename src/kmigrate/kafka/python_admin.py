@@ -69,24 +69,44 @@ class KafkaPythonAdmin:
             options["sasl_plain_password"] = conf.get("sasl.password")
         if protocol.endswith("SSL"):
             options |= _tls_options(conf)
+        self._options = options
+        self._connected: Any = self._connect()
+
+    def _connect(self) -> Any:
         # kafka-python: imported here, not at start-up (`kmigrate reassign --help`).
         from kafka.admin import KafkaAdminClient
         from kafka.errors import KafkaError
 
         try:
-            self._client = KafkaAdminClient(**options)
+            return KafkaAdminClient(**self._options)
         except KafkaError:
             raise ClusterUnreachableError(
-                f"cannot reach cluster '{cluster.name}' at {cluster.bootstrap_servers}",
-                cluster=cluster.name,
+                f"cannot reach cluster '{self.cluster.name}' at {self.cluster.bootstrap_servers}",
+                cluster=self.cluster.name,
                 condition="no broker reachable",
             ) from None
+
+    @property
+    def _client(self) -> Any:
+        """The connected client; a new one, bootstrapped afresh, after a failure that
+        passes. kafka-python 3.0 keeps the controller id it learned until a controller
+        answers NOT_CONTROLLER, and after every broker of a cluster was killed and
+        started again one client kept failing with KafkaConnectionError for minutes
+        while new clients answered at once: an outage waited out must end with it."""
+        if self._connected is None:
+            self._connected = self._connect()
+        return self._connected
+
+    def _drop(self) -> None:
+        client, self._connected = self._connected, None
+        if client is not None:
+            client.close()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._client.close()
+        self._drop()
 
     def _call(self, action: str, step: Any, *args: Any, **kwargs: Any) -> Any:
         """``step``; a condition that passes (a timeout, a controller moving, a broker
@@ -101,6 +121,7 @@ class KafkaPythonAdmin:
             # controller, say) just left the metadata it holds, as a restarting one does.
             passes = exc.retriable or isinstance(exc, UnknownBrokerIdError)
             if passes and not isinstance(exc, UnknownTopicOrPartitionError):
+                self._drop()
                 raise ClusterUnavailableError(
                     f"cluster '{self.cluster.name}': {action} did not complete "
                     f"({type(exc).__name__}); try again once the cluster answers",

@@ -135,6 +135,21 @@ def _migrations(gw: Gateway, topic: str) -> dict[int, dict[str, Any]]:
     }
 
 
+def _unread(reader: Reader, expected: set[bytes], partition_of: dict[bytes, int]) -> str:
+    """What the group has not read yet, by partition, and where it is reading."""
+    missing = expected - set(reader.seen)
+    by_partition: dict[int, int] = {}
+    for value in missing:
+        by_partition[partition_of[value]] = by_partition.get(partition_of[value], 0) + 1
+    reached: dict[int, int] = {}
+    for _, p, offset, _ in reader.offsets:
+        reached[p] = max(reached.get(p, -1), offset)
+    return (
+        f"the group read every acked record the migration serves: {len(missing)} unread "
+        f"by partition {by_partition}, e.g. {sorted(missing)[:3]}; last offsets read {reached}"
+    )
+
+
 def test_failover_when_the_origin_dies_and_no_offset_jumps_when_it_returns(
     clusters: Clusters, faulty: tuple[Gateway, Path]
 ) -> None:
@@ -184,7 +199,7 @@ def test_failover_when_the_origin_dies_and_no_offset_jumps_when_it_returns(
     acked = traffic.values()
     expected = acked - unavailable[0] - unavailable[1] - skipped
     wait_for(lambda: set(reader.seen) >= expected, timeout=90,
-             message="the group read every acked record the migration serves")  # fmt: skip
+             message=lambda: _unread(reader, expected, traffic.partition_of))  # fmt: skip
     reader.done.set()
     reader.join(30)
     by_offset = read_once(reader)

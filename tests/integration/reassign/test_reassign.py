@@ -254,7 +254,7 @@ def test_an_apply_rides_through_every_broker_killed_at_a_random_moment(
     reader = threading.Thread(target=lambda: lines.extend(apply.stdout or ()), daemon=True)
     reader.start()
     try:
-        wait_for(lambda: any("moving" in line for line in lines), timeout=60,
+        wait_for(lambda: any("partition(s):" in line for line in lines), timeout=60,
                  message=f"the apply starting to move: {lines}")  # fmt: skip
         time.sleep(rng.uniform(0.0, 2.0))  # a random moment of the move, not a condition
         ids = sorted(b.node_id for b in load_state(sandbox).clusters["c"].brokers)
@@ -262,7 +262,13 @@ def test_an_apply_rides_through_every_broker_killed_at_a_random_moment(
             manager.stop_broker(sandbox, "c", node_id, kill=True)
         manager.up(sandbox, manager.UpRequest(clusters=["c"], brokers=len(ids),
                                               racks=RACKS[: len(ids)]))  # fmt: skip
-        assert apply.wait(timeout=240) == 0, "".join(lines)
+        try:
+            code = apply.wait(timeout=240)
+        except subprocess.TimeoutExpired:
+            apply.kill()
+            reader.join(10)
+            raise AssertionError(f"the apply did not finish in 240 s: {''.join(lines)}") from None
+        assert code == 0, "".join(lines)
         reader.join(10)
         said = "".join(lines)
         assert "unavailable since" in said and "available again after" in said, said

@@ -97,6 +97,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m tools.module_sizes src
 	$(MAKE) --no-print-directory docs
 
 # The documentation site (mkdocs.yml) into site/. --strict: a broken link, a missing page

@@ -37,7 +37,7 @@ COMMANDS = {
     "kraft": ("kmigrate.cli.kraft:group", "Take a ZooKeeper-mode cluster to KRaft."),
     "gateway": ("kmigrate.cli.gateway:group", "Route topic partitions to backend clusters."),
     "reassign": ("kmigrate.cli.reassign:group", "Move replicas between brokers."),
-    "brokers": ("kmigrate.cli.reassign:brokers_group", "Add, drain or list brokers."),
+    "brokers": ("kmigrate.cli.brokers:brokers_group", "Add, drain or list brokers."),
     "quotas": ("kmigrate.cli.quotas:group", "Client quotas: list, copy, compare."),
     "users": ("kmigrate.cli.users:group", "SCRAM users: list, create on another cluster."),
     "schemas": ("kmigrate.cli.schemas:group", "Schema Registry: copy with the same ids, compare."),

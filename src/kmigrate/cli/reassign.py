@@ -1,13 +1,12 @@
-"""`kmigrate reassign plan | apply | status | cancel` and `kmigrate brokers list | add |
-drain | elect`: moving replicas between brokers.
+"""`kmigrate reassign plan | apply | status | cancel`: moving replicas between brokers
+(`kmigrate brokers ...` is cli/brokers.py, on the same planner and executor).
 
 Every flag and file (broker ids, --throttle, --max-moves, the plan) is checked before a
-cluster is contacted; `reassign cancel`, `brokers add` and `brokers drain` show what they
-would change and go ahead only with --yes (or a "y" on a terminal)."""
+cluster is contacted; `reassign cancel` shows what it would change and goes ahead only
+with --yes (or a "y" on a terminal)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -29,12 +28,11 @@ from kmigrate.kafka.reassignments import Reassignments
 from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.reassign import execute, plan_file
 from kmigrate.reassign.model import Spread
-from kmigrate.reassign.observe import broker_bytes, read_cluster
+from kmigrate.reassign.observe import read_cluster
 from kmigrate.reassign.planner import (
     BALANCES,
     Goal,
     ReassignPlan,
-    partitions_matching,
     plan_reassignment,
 )
 from kmigrate.reassign.report import status_json
@@ -48,7 +46,7 @@ cluster_option = click.option(
 only_topics = topics_option(help="Only topics matching this regex (whole name).")
 
 
-def _ids(value: str | None, option: str) -> tuple[int, ...]:
+def broker_ids(value: str | None, option: str) -> tuple[int, ...]:
     """Broker ids such as ``4,5``: numbers, 0 or more, at least one."""
     if value is None:
         return ()
@@ -107,7 +105,7 @@ def plan(
 ) -> None:
     """Write the fewest replica moves that reach ONE goal, with a summary. Nothing
     changes."""
-    add, drained = _ids(add_brokers, "--add-brokers"), _ids(drain, "--drain")
+    add, drained = broker_ids(add_brokers, "--add-brokers"), broker_ids(drain, "--drain")
     candidates: list[tuple[Goal | None, object]] = [
         (Goal("add", brokers=add, topics=topics, balance=balance), add_brokers),
         (Goal("drain", brokers=drained, topics=topics, balance=balance), drain),
@@ -132,15 +130,15 @@ def plan(
         )
     writable(output, force)
     cluster = app.settings.cluster(cluster_name)
-    result = _plan(cluster, goals[0])
+    result = plan_for(cluster, goals[0])
     output.write_text(plan_file.to_json(result, cluster_name))
     if as_json:
         render.print_json({"plan": str(output), **plan_file.summary(result)})
         return
-    _print_summary(result, f"wrote {output}: {result.goal.describe()}")
+    print_summary(result, f"wrote {output}: {result.goal.describe()}")
 
 
-def _plan(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
+def plan_for(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
     with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
         # Internal topics (__consumer_offsets, ...) are load like any other: every goal
         # counts them, unless --topics narrows it.
@@ -148,7 +146,7 @@ def _plan(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
     return plan_reassignment(model, goal)
 
 
-def _print_summary(result: ReassignPlan, headline: str) -> None:
+def print_summary(result: ReassignPlan, headline: str) -> None:
     if not result.moves:
         render.out.print(f"{headline}; nothing to move: the goal is already met")
         return
@@ -345,106 +343,6 @@ def cancel(app: AppContext, cluster_name: str, dry_run: bool, yes: bool, as_json
     render.out.print(f"cancelled {len(cancelled)} moving partition(s); throttles removed")
 
 
-# ---------------------------------------------------------------- brokers
-
-
-@click.group("brokers")
-def brokers_group() -> None:
-    """Brokers: what each holds, and adding, draining or electing leaders."""
-
-
-@brokers_group.command("list")
-@cluster_option
-@json_option
-@pass_app
-def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
-    """Per broker: rack, replicas, leaders, preferred leaders, bytes on disk, alive."""
-    cluster = app.settings.cluster(cluster_name)
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        model = read_cluster(admin, kafka, include_internal=True)
-        leaders: dict[int, int] = {}
-        for topic in admin.list_topics(include_internal=True):
-            for p in topic.partitions:
-                leaders[p.leader] = leaders.get(p.leader, 0) + 1
-        disk = broker_bytes(kafka, model.live_ids)
-    spread = Spread.of(model.partitions, [b.node_id for b in model.brokers])
-    rows = [
-        BrokerRow(
-            b.node_id,
-            b.rack,
-            b.alive,
-            spread.replicas.get(b.node_id, 0),
-            leaders.get(b.node_id, 0),
-            spread.leaders.get(b.node_id, 0),
-            disk.get(b.node_id, 0),
-        )
-        for b in model.brokers
-    ]
-    counts = [r.replicas for r in rows if r.alive] or [0]
-    imbalance = max(counts) - min(counts)
-    if as_json:
-        render.print_json(
-            {
-                "cluster": cluster_name,
-                "brokers": rows,
-                "replicas": sum(counts),
-                "imbalance": imbalance,
-            }
-        )
-        return
-    render.table(
-        f"cluster {cluster_name}: {sum(counts)} replicas; most minus fewest per live broker: "
-        f"{imbalance}",
-        ["broker", "rack", "alive", "replicas", "leaders", "preferred", "MiB"],
-        [
-            (
-                r.id,
-                r.rack or "",
-                "yes" if r.alive else "NO",
-                r.replicas,
-                r.leaders,
-                r.preferred_leaders,
-                f"{r.bytes / 2**20:.1f}",
-            )
-            for r in rows
-        ],
-    )
-
-
-@dataclass(frozen=True)
-class BrokerRow:
-    id: int
-    rack: str | None
-    alive: bool
-    replicas: int
-    leaders: int
-    preferred_leaders: int
-    bytes: int
-
-
-def _plan_and_apply(
-    app: AppContext, cluster_name: str, goal: Goal, throttle: int | None, flags: Confirm
-) -> None:
-    cluster = app.settings.cluster(cluster_name)
-    result = _plan(cluster, goal)
-    answer: dict[str, object] = {"cluster": cluster_name, "goal": goal.describe()}
-    answer |= plan_file.summary(result)
-    if not flags.as_json:
-        _print_summary(result, goal.describe())
-    action = f"move {len(result.moves)} partition(s) of cluster '{cluster_name}'"
-    if not result.moves or not confirm(action, dry_run=flags.dry_run, yes=flags.yes):
-        if flags.as_json:
-            render.print_json(answer | {"applied": None})
-        return
-    folder = app.settings.path.parent if app.settings.path else Path.cwd()
-    path = folder / f"reassign-{cluster_name}.json"
-    path.write_text(plan_file.to_json(result, cluster_name))
-    render.progress(f"plan saved as {path} (for `reassign apply --resume`)")
-    applied = apply_plan(app, path, cluster_name, throttle, 10, wait=True, resume=False)
-    if flags.as_json:
-        render.print_json(answer | {"applied": applied})
-
-
 def _patience(cluster: str, max_unavailable: float) -> WaitPolicy:
     """Waits out an outage of ``cluster`` for up to ``max_unavailable`` seconds, saying
     when it starts and ends."""
@@ -454,70 +352,3 @@ def _patience(cluster: str, max_unavailable: float) -> WaitPolicy:
         resume_hint=f"the moves go on; `kmigrate reassign apply PLAN --resume --wait` "
         f"or `kmigrate reassign status --cluster {cluster}` finishes the work",
     )
-
-
-@dataclass(frozen=True)
-class Confirm:
-    dry_run: bool
-    yes: bool
-    as_json: bool
-
-
-def _plan_and_apply_command(name: str, kind: str, doc: str) -> None:
-    """`brokers drain` and `brokers add`: one goal each, planned, confirmed, applied."""
-
-    @brokers_group.command(name, help=doc)
-    @click.argument("ids")
-    @cluster_option
-    @click.option("--throttle", default="auto", show_default=True, metavar="RATE|auto",
-                  help="Replication rate per broker, e.g. 50MB; auto: measured.")  # fmt: skip
-    @confirm_options
-    @json_option
-    @pass_app
-    def command(
-        app: AppContext,
-        ids: str,
-        cluster_name: str,
-        throttle: str,
-        dry_run: bool,
-        yes: bool,
-        as_json: bool,
-    ) -> None:
-        goal = Goal(kind, brokers=_ids(ids, "IDS"))
-        rate = parse_rate(throttle)
-        _plan_and_apply(app, cluster_name, goal, rate, Confirm(dry_run, yes, as_json))
-
-
-_plan_and_apply_command(
-    "drain",
-    "drain",
-    "Move every replica off the brokers IDS (e.g. 2,3): plan, show it, then with --yes "
-    '(or a "y" on a terminal) apply it and wait.',
-)
-_plan_and_apply_command(
-    "add",
-    "add",
-    "Spread replicas onto the new brokers IDS (e.g. 4,5): plan, show it, then with --yes "
-    '(or a "y" on a terminal) apply it and wait.',
-)
-
-
-@brokers_group.command("elect")
-@cluster_option
-@click.option("--preferred", is_flag=True, required=True, help="Preferred leader election.")
-@only_topics
-@json_option
-@pass_app
-def brokers_elect(
-    app: AppContext, cluster_name: str, preferred: bool, topics: str | None, as_json: bool
-) -> None:
-    """Move leadership back to each partition's preferred (first) replica."""
-    cluster = app.settings.cluster(cluster_name)
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        model = read_cluster(admin, kafka, include_internal=bool(topics))
-        keys = [p.key for p in partitions_matching(model, topics)]
-        kafka.elect_preferred(keys)
-    if as_json:
-        render.print_json({"cluster": cluster_name, "partitions": len(keys)})
-        return
-    render.out.print(f"asked for the preferred leader of {len(keys)} partition(s)")

@@ -16,25 +16,22 @@ from kmigrate.cli.options import (
     json_option,
     timeout_option,
 )
-from kmigrate.config import SANDBOX_CONFIG_NAME, read_user_file, sandbox_dir
-from kmigrate.errors import ConfigError, SandboxError
+from kmigrate.cli.sandbox_nodes import (
+    dir_option,
+    restart_broker,
+    start_zk_server,
+    stop_broker,
+    stop_zk_server,
+)
+from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
+from kmigrate.errors import SandboxError
 from kmigrate.sandbox import manager
 from kmigrate.sandbox import status as sandbox_status
 from kmigrate.sandbox.cds_build import ensure_archives
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from kmigrate.sandbox.schema_registry import ensure_registry
 from kmigrate.sandbox.state import SandboxCluster
-from kmigrate.sandbox.zk_operator import SandboxOperator
-from kmigrate.zk.members import parse_member
 
-dir_option = click.option(
-    "--dir",
-    "directory",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Run directory with configs, data, logs and pids (default: $KMIGRATE_SANDBOX_DIR "
-    "or .kmigrate/sandbox).",
-)
 clusters_option = click.option(
     "--cluster",
     "clusters",
@@ -400,106 +397,5 @@ def fetch(kafka_version: str, schema_registry: bool, as_json: bool) -> None:
         render.progress(f"Schema Registry: {registry}")
 
 
-def _done(as_json: bool, text: str, body: dict[str, object]) -> None:
-    """What a one-step command did: a line on stderr, or one JSON object on stdout."""
-    if as_json:
-        render.print_json(body)
-    else:
-        render.progress(text)
-
-
-@group.command("stop-broker")
-@dir_option
-@click.option("--cluster", required=True, metavar="NAME", help="The sandbox cluster.")
-@click.option(
-    "--broker", type=click.IntRange(0), required=True, metavar="ID", help="The broker's id."
-)
-@click.option("--kill", is_flag=True, help="SIGKILL (no controlled shutdown).")
-@json_option
-def stop_broker(
-    directory: Path | None, cluster: str, broker: int, kill: bool, as_json: bool
-) -> None:
-    """Stop one broker of a sandbox cluster; `sandbox up --cluster NAME` starts it again."""
-    manager.stop_broker(directory or sandbox_dir(), cluster, broker, kill=kill)
-    _done(
-        as_json,
-        f"broker {broker} of {cluster} {'killed' if kill else 'stopped'}",
-        {"cluster": cluster, "broker": broker, "killed": kill},
-    )
-
-
-# The sandbox's stand-ins for an operator's own scripts on real hosts: what the
-# `zk migrate --restart-command/--zk-stop-command/--zk-start-command` templates call.
-
-
-@group.command("restart-broker")
-@dir_option
-@click.option("--cluster", required=True, metavar="NAME", help="The sandbox cluster.")
-@click.option(
-    "--broker", type=click.IntRange(0), required=True, metavar="ID", help="The broker's id."
-)
-@click.option(
-    "--zookeeper-connect",
-    required=True,
-    metavar="CONNECT",
-    help="The broker's new zookeeper.connect (host:port,...).",
-)
-@json_option
-def restart_broker(
-    directory: Path | None, cluster: str, broker: int, zookeeper_connect: str, as_json: bool
-) -> None:
-    """Restart one ZooKeeper-mode broker with a new zookeeper.connect."""
-    SandboxOperator(directory or sandbox_dir(), cluster).restart_broker(broker, zookeeper_connect)
-    _done(
-        as_json,
-        f"broker {broker} of {cluster} restarted on {zookeeper_connect}",
-        {"cluster": cluster, "broker": broker, "zookeeper_connect": zookeeper_connect},
-    )
-
-
-_server_id_option = click.option(
-    "--id",
-    "node_id",
-    type=click.IntRange(0),
-    required=True,
-    metavar="ID",
-    help="The ZooKeeper server's id (myid).",
-)
-
-
-@group.command("stop-zk-server")
-@dir_option
-@_server_id_option
-@json_option
-def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
-    """Stop one ZooKeeper server of the sandbox."""
-    SandboxOperator(directory or sandbox_dir()).stop_server(node_id)
-    _done(as_json, f"ZooKeeper server {node_id} stopped", {"id": node_id, "running": False})
-
-
-@group.command("start-zk-server")
-@dir_option
-@_server_id_option
-@click.option(
-    "--dynamic-file",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    required=True,
-    help="server.N=... lines: the participants it starts with.",
-)
-@click.option("--fresh", type=click.BOOL, default=False, help="Empty its data first.")
-@json_option
-def start_zk_server(
-    directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool, as_json: bool
-) -> None:
-    """(Re)start one ZooKeeper server of the sandbox with the given participants."""
-    text = read_user_file(dynamic_file, "--dynamic-file")
-    try:
-        members = [parse_member(line).node_id for line in text.splitlines() if line.strip()]
-    except ConfigError as exc:
-        raise ConfigError(f"--dynamic-file {dynamic_file}: {exc}") from None
-    SandboxOperator(directory or sandbox_dir()).start_server(node_id, members, fresh=fresh)
-    _done(
-        as_json,
-        f"ZooKeeper server {node_id} started with servers {members}",
-        {"id": node_id, "running": True, "servers": members},
-    )
+for _command in (stop_broker, restart_broker, stop_zk_server, start_zk_server):
+    group.add_command(_command)

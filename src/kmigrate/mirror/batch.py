@@ -25,13 +25,13 @@ from kmigrate.errors import (
     MirrorError,
 )
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.mirror.copy_task import (
+from kmigrate.mirror.copy_task import copy_ranges
+from kmigrate.mirror.ranges import (
     SOURCE_UNAVAILABLE,
     TARGET_UNAVAILABLE,
     CopySettings,
     RangePlan,
     RangeResult,
-    copy_ranges,
 )
 from kmigrate.model.links import Gap, Link, PartitionState
 from kmigrate.model.offsets import PartitionUpdate

@@ -6,7 +6,7 @@ idempotent producer: only the batch's producer id, epoch, base sequence and CRC 
 rewritten (kmigrate.codec.batch_copy). Same records, compression, CreateTime
 timestamps and headers; nothing is decoded.
 
-The contract is the record copier's (kmigrate.mirror.copy_task): a ``RangePlan`` in, a
+The contract is every copier's (kmigrate.mirror.ranges): a ``RangePlan`` in, a
 ``RangeResult`` out, runs proven by the target's answers. Each answer names the target
 offset the batch went to; a batch counts only if it went exactly where the map says the
 target ends (anything else is a foreign write), and after a partition's first failure
@@ -18,63 +18,43 @@ records decoded. A fetch of deleted offsets hands the range to the record copier
 which reports the loss as it always has.
 
 On any produce failure the worker forgets its producer id (its sequence numbers are
-no longer certain); the next task asks the target for a new one.
+no longer certain); the next task asks the target for a new one. The worker's event loop
+and cluster links are byte_cluster.py; the requests, byte_requests.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import datetime as dt
-import functools
-import threading
 import time
 from collections import deque
-from collections.abc import Coroutine, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
-from kio.schema.fetch.v12 import request as fetch_v12
-from kio.schema.metadata.v12 import request as metadata_v12
-from kio.schema.produce.v9 import request as produce_v9
 
 from kmigrate.codec import batch_copy
 from kmigrate.kafka.protocol import wire
 from kmigrate.kafka.protocol.link import (
     BackendUnavailable,
     BrokerLink,
-    host_port,
-    sasl_of,
-    tls_of,
 )
-from kmigrate.mirror.copy_task import (
+from kmigrate.mirror.byte_cluster import runtime
+from kmigrate.mirror.byte_requests import Item, Partition, fetch_request, produce_request
+from kmigrate.mirror.copy_task import copy_ranges
+from kmigrate.mirror.ranges import (
     SOURCE_UNAVAILABLE,
     TARGET_UNAVAILABLE,
     CopySettings,
     RangePlan,
     RangeResult,
-    copy_ranges,
 )
 from kmigrate.model.offsets import OffsetRun, coalesce
-from kmigrate.spark.kafka_range import config_key, forget_client, worker_client
+from kmigrate.spark.kafka_range import forget_client, worker_client
 
 T = TypeVar("T")
 
-# The messages' versions: every broker from Kafka 2.8 to 4.x speaks them (Fetch and
-# Produce by topic name; kio's field types are NewTypes, built here from plain values).
-FetchRequest: Any = fetch_v12.FetchRequest
-FetchTopic: Any = fetch_v12.FetchTopic
-FetchPartition: Any = fetch_v12.FetchPartition
-MetadataRequest: Any = metadata_v12.MetadataRequest
-MetadataRequestTopic: Any = metadata_v12.MetadataRequestTopic
-ProduceRequest: Any = produce_v9.ProduceRequest
-TopicProduceData: Any = produce_v9.TopicProduceData
-PartitionProduceData: Any = produce_v9.PartitionProduceData
-CLIENT_ID = "kmigrate-mirror"
 IN_FLIGHT = 5  # produce requests per target connection (an idempotent producer's limit)
-PARTITION_FETCH_BYTES = 8 * 1024 * 1024
 _RETRIABLE_ID = {
     ErrorCode.coordinator_load_in_progress,
     ErrorCode.coordinator_not_available,
@@ -106,73 +86,7 @@ def copy_ranges_as_bytes(
         yield from copy_ranges(settings, resumed)
     together = [p for p in plans if p.actual_end == p.expected_end]
     if together:
-        yield from _finish(settings, _runtime().run(_ByteCopy(settings, together).run()))
-
-
-class _Runtime:
-    """The worker's event loop, on a thread of its own, and its connections and
-    leaders, kept across tasks: a task costs no connect, login or metadata request
-    unless a leader moved or a connection broke."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(
-            target=self.loop.run_forever, name="kmigrate-byte-copy", daemon=True
-        ).start()
-        self.clusters: dict[tuple[str, str], _Cluster] = {}
-        atexit.register(self.close)
-
-    def close(self) -> None:
-        """Close every connection (their reader tasks end) before the process exits."""
-
-        async def closing() -> None:
-            for cluster in self.clusters.values():
-                cluster.close()
-            await asyncio.sleep(0)  # the cancelled readers finish
-
-        with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(closing(), self.loop).result(timeout=5)
-
-    def run(self, work: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
-
-    def cluster(self, conf: dict[str, Any], role: str) -> _Cluster:
-        key = (role, config_key(conf))
-        if key not in self.clusters:
-            self.clusters[key] = _Cluster(conf, role)
-        return self.clusters[key]
-
-
-@functools.cache
-def _runtime() -> _Runtime:
-    """One per Python worker process (made in it, after Spark forked it)."""
-    return _Runtime()
-
-
-@dataclass
-class _Partition:
-    """One range's progress."""
-
-    plan: RangePlan
-    position: int  # the next source offset to read
-    target_next: int  # where the next batch sent must land
-    acked_next: int = 0  # the target offset after the last acknowledged batch
-    runs: list[OffsetRun] = field(default_factory=list)
-    first_seen: int | None = None
-    seen: int = 0
-    last_timestamp: int | None = None
-    error: tuple[str, str] | None = None
-    by_records: tuple[int, int, str] | None = None  # (start, stop, why) for the record copier
-    done: bool = False
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return self.plan.topic, self.plan.partition
-
-    def fail(self, code: str, message: str) -> None:
-        if self.error is None:
-            self.error = (code, message)
-        self.done = True
+        yield from _finish(settings, runtime().run(_ByteCopy(settings, together).run()))
 
 
 class _Producer:
@@ -187,19 +101,17 @@ class _ByteCopy:
     def __init__(self, settings: CopySettings, plans: list[RangePlan]) -> None:
         self.settings = settings
         self.parts = {
-            (p.topic, p.partition): _Partition(
-                p, p.start, p.expected_end, acked_next=p.expected_end
-            )
+            (p.topic, p.partition): Partition(p, p.start, p.expected_end, acked_next=p.expected_end)
             for p in plans
         }
-        self.source = _runtime().cluster(settings.source, "source")
-        self.target = _runtime().cluster(settings.target, "target")
+        self.source = runtime().cluster(settings.source, "source")
+        self.target = runtime().cluster(settings.target, "target")
         self.producer: _Producer = worker_client("byte-producer", settings.target, _Producer)
         self.sinks: dict[tuple[str, int], _Sink] = {}  # by target broker address
         self.sink_of: dict[tuple[str, int], _Sink] = {}  # by (topic, partition)
         self.total_read = 0
 
-    async def run(self) -> list[_Partition]:
+    async def run(self) -> list[Partition]:
         await self._copy()
         if any(p.error is not None for p in self.parts.values()):
             self.source.forget_leaders()  # a leader may have moved
@@ -217,7 +129,7 @@ class _ByteCopy:
             await self._identity()
         except (BackendUnavailable, OSError, TimeoutError) as exc:
             return self._all_fail(TARGET_UNAVAILABLE, f"target: {exc}")
-        lanes: dict[tuple[str, int], list[_Partition]] = {}
+        lanes: dict[tuple[str, int], list[Partition]] = {}
         for key, part in self.parts.items():
             source, target = source_leaders.get(key), target_leaders.get(key)
             if source is None or target is None:
@@ -259,16 +171,16 @@ class _ByteCopy:
                 )
             await asyncio.sleep(0.2)
 
-    async def _read(self, link: BrokerLink, parts: list[_Partition]) -> None:
+    async def _read(self, link: BrokerLink, parts: list[Partition]) -> None:
         """Fetch ``parts`` from their source leader until each is done."""
         stall = time.monotonic()
-        alone: list[_Partition] = []
+        alone: list[Partition] = []
         while pending := [p for p in parts if not p.done]:
             # A batch larger than a partition's fetch size comes whole only when its
             # partition is the first of the fetch: such a partition is fetched alone.
             asked = alone[:1] or pending
             try:
-                answer = await link.call(_fetch(asked))
+                answer = await link.call(fetch_request(asked))
             except (BackendUnavailable, OSError, TimeoutError) as exc:
                 for part in asked:
                     part.fail(SOURCE_UNAVAILABLE, f"source: {exc}")
@@ -297,7 +209,7 @@ class _ByteCopy:
                     part.done = True  # the rest is the next batch's
                 return
 
-    def _take(self, part: _Partition, data: Any) -> None:
+    def _take(self, part: Partition, data: Any) -> None:
         plan = part.plan
         if data.error_code == ErrorCode.offset_out_of_range:
             # Deleted before it was copied: the record copier reads on from the log's
@@ -335,7 +247,7 @@ class _ByteCopy:
         if part.position >= plan.end:
             part.done = True
 
-    def _send(self, part: _Partition, records: Any, head: batch_copy.Head) -> None:
+    def _send(self, part: Partition, records: Any, head: batch_copy.Head) -> None:
         assert self.producer.id is not None
         pid, epoch = self.producer.id
         sequence = self.producer.sequences.get(part.key, 0)
@@ -361,9 +273,6 @@ class _ByteCopy:
                 sink.abandon(f"no answer from the target within {self.settings.flush_timeout_s:g}s")
 
 
-_Item = tuple["_Partition", bytes, memoryview, batch_copy.Head, int]  # ..., target offset
-
-
 class _Sink:
     """Produce requests to one target broker, ``IN_FLIGHT`` at most at once on one
     connection. A request carries the next batch of every partition that has one
@@ -374,13 +283,11 @@ class _Sink:
     def __init__(self, link: BrokerLink, copy: _ByteCopy) -> None:
         self.link, self.copy = link, copy
         self.slots = asyncio.Semaphore(IN_FLIGHT)
-        self.queues: dict[tuple[str, int], deque[_Item]] = {}
+        self.queues: dict[tuple[str, int], deque[Item]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.writer: asyncio.Task[None] | None = None
 
-    def send(
-        self, part: _Partition, header: bytes, body: memoryview, head: batch_copy.Head
-    ) -> None:
+    def send(self, part: Partition, header: bytes, body: memoryview, head: batch_copy.Head) -> None:
         self.queues.setdefault(part.key, deque()).append(
             (part, header, body, head, part.target_next)
         )
@@ -399,9 +306,9 @@ class _Sink:
             if not items:
                 self.slots.release()
                 continue
-            self.tasks.append(asyncio.ensure_future(self._call(_produce(items), items)))
+            self.tasks.append(asyncio.ensure_future(self._call(produce_request(items), items)))
 
-    async def _call(self, request: Any, items: list[_Item]) -> None:
+    async def _call(self, request: Any, items: list[Item]) -> None:
         try:
             answer = await self.link.call(request)
         except (BackendUnavailable, OSError, TimeoutError) as exc:
@@ -419,7 +326,7 @@ class _Sink:
         for part, _, _, head, at in items:
             self._check(part, head, at, replies.get(part.key))
 
-    def _check(self, part: _Partition, head: batch_copy.Head, at: int, reply: Any) -> None:
+    def _check(self, part: Partition, head: batch_copy.Head, at: int, reply: Any) -> None:
         """Count the batch sent for ``part`` to land at ``at``, or fail the partition."""
         plan = part.plan
         if part.error is not None:
@@ -464,118 +371,7 @@ class _Sink:
         self.link.close()
 
 
-class _Cluster:
-    """Links to one cluster's brokers, from its librdkafka settings."""
-
-    def __init__(self, conf: dict[str, Any], role: str) -> None:
-        self.role = role
-        self.bootstrap = [host_port(s) for s in str(conf["bootstrap.servers"]).split(",")]
-        self.sasl = sasl_of(conf, role)
-        self.tls = tls_of(conf, role)
-        self.links: dict[tuple[str, int], BrokerLink] = {}
-        self.known: dict[tuple[str, int], tuple[str, int]] = {}  # leaders asked for
-        self.topics_known: set[str] = set()
-
-    def link(self, address: tuple[str, int]) -> BrokerLink:
-        if address not in self.links:
-            self.links[address] = BrokerLink(*address, CLIENT_ID, self.sasl, self.tls)
-        return self.links[address]
-
-    async def call_any(self, body: Any) -> Any:
-        failure: Exception | None = None
-        for address in self.bootstrap:
-            try:
-                return await self.link(address).call(body)
-            except (BackendUnavailable, OSError, TimeoutError) as exc:
-                failure = exc
-        raise BackendUnavailable(f"no {self.role} broker answers ({failure})")
-
-    def forget_leaders(self) -> None:
-        self.known.clear()
-        self.topics_known.clear()
-
-    async def leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
-        """(topic, partition) -> its leader's address (asked again for a topic not
-        known yet, and after a task met a failure)."""
-        if not all(t in self.topics_known for t in topics):
-            self.known.update(await self._ask_leaders(topics))
-            self.topics_known.update(topics)
-        return self.known
-
-    async def _ask_leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
-        request = MetadataRequest(
-            topics=tuple(MetadataRequestTopic(topic_id=None, name=t) for t in topics),
-            allow_auto_topic_creation=False,
-            include_topic_authorized_operations=False,
-        )
-        answer = await self.call_any(request)
-        brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
-        found = {}
-        for topic in answer.topics:
-            for p in topic.partitions:
-                if p.error_code == ErrorCode.none and int(p.leader_id) in brokers:
-                    found[(topic.name, int(p.partition_index))] = brokers[int(p.leader_id)]
-        return found
-
-    def close(self) -> None:
-        for link in self.links.values():
-            link.close()
-
-
-def _fetch(parts: list[_Partition]) -> Any:
-    by_topic: dict[str, list[_Partition]] = {}
-    for part in parts:
-        by_topic.setdefault(part.plan.topic, []).append(part)
-    return FetchRequest(
-        replica_id=-1,
-        max_wait=dt.timedelta(milliseconds=200),
-        min_bytes=1,
-        max_bytes=64 * 1024 * 1024,
-        isolation_level=1,  # read_committed
-        session_id=0,
-        session_epoch=-1,  # no fetch session: every fetch names its partitions
-        topics=tuple(
-            FetchTopic(
-                topic=topic,
-                partitions=tuple(
-                    FetchPartition(
-                        partition=p.plan.partition,
-                        current_leader_epoch=-1,
-                        fetch_offset=p.position,
-                        last_fetched_epoch=-1,
-                        log_start_offset=-1,
-                        partition_max_bytes=PARTITION_FETCH_BYTES,
-                    )
-                    for p in ps
-                ),
-            )
-            for topic, ps in by_topic.items()
-        ),
-        forgotten_topics_data=(),
-        rack_id="",
-    )
-
-
-def _produce(items: list[_Item]) -> Any:
-    """One Produce request (acks=all) with each item's batch: its new header, then its
-    records."""
-    by_topic: dict[str, list[Any]] = {}
-    for part, header, body, _, _ in items:
-        by_topic.setdefault(part.plan.topic, []).append(
-            PartitionProduceData(index=part.plan.partition, records=header + bytes(body))
-        )
-    return ProduceRequest(
-        transactional_id=None,
-        acks=-1,
-        timeout=dt.timedelta(seconds=30),
-        topic_data=tuple(
-            TopicProduceData(name=topic, partition_data=tuple(data))
-            for topic, data in by_topic.items()
-        ),
-    )
-
-
-def _finish(settings: CopySettings, parts: list[_Partition]) -> Iterator[RangeResult]:
+def _finish(settings: CopySettings, parts: list[Partition]) -> Iterator[RangeResult]:
     """Each partition's result. What the byte copy handed on goes to the record copier
     (after every batch before it was acknowledged), all those ranges together."""
     results, handed = {}, []

@@ -36,7 +36,7 @@ from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_tex
 from kmigrate.mirror import copier
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
-from kmigrate.mirror.copy_task import CopySettings
+from kmigrate.mirror.ranges import CopySettings
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.model.links import Link, TopicState
 from kmigrate.model.runs import RunState, Waiting

@@ -13,7 +13,7 @@ from kmigrate.errors import SandboxError
 from kmigrate.kraft.plan import ConfigChange
 from kmigrate.sandbox import process
 from kmigrate.sandbox.jars import ensure_jars
-from kmigrate.sandbox.manager import broker_log_flag, broker_properties, controller_properties
+from kmigrate.sandbox.node_files import broker_log_flag, broker_properties, controller_properties
 from kmigrate.sandbox.properties import (
     logging_config,
     logging_flag,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -30,24 +29,39 @@ from kmigrate.sandbox.clusters_yaml import (
     write_clusters_yaml,
 )
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars, jars_cached, supported
+from kmigrate.sandbox.node_files import (
+    broker_log_flag,
+    broker_properties,
+    write_broker_files,
+)
 from kmigrate.sandbox.properties import (
-    logging_config,
-    logging_flag,
     read_properties,
-    server_properties,
 )
 from kmigrate.sandbox.scram import write_users
 from kmigrate.sandbox.state import (
     ADMIN_USER,
     SCRAM_MECHANISM,
     BrokerNode,
-    ControllerNode,
     RegistryNode,
     SandboxCluster,
     SandboxState,
     ZkNode,
     load_state,
 )
+from kmigrate.sandbox.teardown import KINDS, Stopped, down, down_targets
+
+# `manager` is the sandbox's way up and down: `down` and its kin live in teardown.py.
+__all__ = [
+    "DEFAULT_CLUSTERS",
+    "MAX_BROKERS",
+    "Stopped",
+    "UpRequest",
+    "down",
+    "down_targets",
+    "load_state",
+    "stop_broker",
+    "up",
+]
 
 DEFAULT_CLUSTERS = ("source", "target")
 MAX_BROKERS = 6
@@ -161,7 +175,7 @@ class _Started:
 
 def _own_processes(directory: Path) -> dict[int, Path]:
     """Every live process whose command line names one of this sandbox's files."""
-    return process.processes_naming(directory, list(_KINDS))
+    return process.processes_naming(directory, list(KINDS))
 
 
 _Node = TypeVar("_Node", BrokerNode, ZkNode, RegistryNode)
@@ -199,110 +213,6 @@ def _ensemble_up(
     write_clusters_yaml(state)
     zookeeper.wait_ready(folder, ensemble, request.timeout, report)
     return state
-
-
-def down_targets(
-    directory: Path, clusters: Sequence[str] | None, ensembles: Sequence[str] | None
-) -> tuple[SandboxState, list[str], list[str]]:
-    """The sandbox in ``directory`` and the clusters and ensembles `down` would stop (all
-    with neither given); a SandboxError, before anything is touched, when there is no
-    sandbox there or it has no such cluster or ensemble."""
-    directory = directory.resolve()
-    state = load_state(directory)
-    if not state.clusters and not state.ensembles:
-        raise SandboxError(f"no sandbox in {directory}: nothing to stop")
-    everything = clusters is None and ensembles is None
-    names = sorted(state.clusters) if everything else list(clusters or ())
-    ens = sorted(state.ensembles) if everything else list(ensembles or ())
-    unknown = [n for n in names if n not in state.clusters]
-    unknown += [f"ZooKeeper ensemble {n}" for n in ens if n not in state.ensembles]
-    if unknown:
-        raise SandboxError(f"no sandbox cluster named {', '.join(unknown)} in {directory}")
-    return state, names, ens
-
-
-@dataclass(frozen=True)
-class Stopped:
-    """A process `down` stopped: what it was (broker, controller, Schema Registry,
-    ZooKeeper node), the file that named it, its pid."""
-
-    kind: str
-    path: Path
-    pid: int
-
-
-_KINDS = {
-    "server.properties": "broker",
-    "controller.properties": "controller",
-    schema_registry.CONFIG_NAME: "Schema Registry",
-    "zoo.cfg": "ZooKeeper node",
-}
-
-
-def down(
-    directory: Path,
-    clusters: Sequence[str] | None = None,
-    *,
-    purge: bool = False,
-    grace: float = 20.0,
-    ensembles: Sequence[str] | None = None,
-) -> list[Stopped]:
-    """Stop the brokers, registries, controllers and ZooKeeper nodes of this sandbox
-    (only those), each recorded in sandbox.json or proven ours by its command line (a
-    pid an interrupted `up` never recorded; a state file another run rewrote); waits
-    until each is gone (SIGKILL after ``grace``). ``purge`` also deletes their data.
-    With neither ``clusters`` nor ``ensembles``: everything; brokers stop before the
-    controllers and ensembles they use. Returns what it stopped."""
-    directory = directory.resolve()
-    found = load_state(directory)
-    if not found.clusters and not found.ensembles:
-        return []  # nothing to stop; nothing written
-    state, names, ens = down_targets(directory, clusters, ensembles)
-    # Found by command line: every process sandbox.json records names its file there
-    # too, and so does one it lost.
-    brokers: dict[int, Path] = {}
-    controllers: dict[int, Path] = {}
-    nodes: dict[int, Path] = {}
-    for name in names:
-        folder = state.cluster_dir(name)
-        brokers.update(
-            process.processes_naming(folder, ["server.properties", schema_registry.CONFIG_NAME])
-        )
-        controllers.update(process.processes_naming(folder, ["controller.properties"]))
-    for name in ens:
-        nodes.update(process.processes_naming(state.ensemble_dir(name), ["zoo.cfg"]))
-    stopped = [
-        Stopped(_KINDS.get(paths[pid].name, "process"), paths[pid], pid)
-        for paths in (brokers, controllers, nodes)
-        for pid in process.stop_processes(paths, grace=grace)
-    ]
-    for name in names:
-        cluster = state.clusters[name]
-        for broker in cluster.brokers:
-            cluster = cluster.with_broker(replace(broker, pid=None))
-        for node in cluster.controllers:
-            cluster = cluster.with_controller(replace(node, pid=None))
-        if cluster.schema_registry is not None:
-            cluster = replace(cluster, schema_registry=replace(cluster.schema_registry, pid=None))
-        state = state.with_cluster(cluster)
-    for name in ens:
-        ensemble = state.ensembles[name]
-        state = state.with_ensemble(
-            replace(ensemble, nodes=tuple(replace(n, pid=None) for n in ensemble.nodes))
-        )
-    if purge:
-        for name in names:
-            shutil.rmtree(state.cluster_dir(name), ignore_errors=True)
-        for name in ens:
-            shutil.rmtree(state.ensemble_dir(name), ignore_errors=True)
-        state = SandboxState(
-            directory,
-            {n: c for n, c in state.clusters.items() if n not in names},
-            {n: e for n, e in state.ensembles.items() if n not in ens},
-        )
-    state.save()
-    write_clusters_yaml(state)
-    return stopped
 
 
 # ---------------------------------------------------------------- creation
@@ -376,7 +286,7 @@ def _grown(
     report(f"{cluster.name}: adding broker(s) {', '.join(str(b.node_id) for b in added)}")
     formatting = []
     for broker in added:
-        props = _write_broker_files(directory, cluster, broker, None)
+        props = write_broker_files(directory, cluster, broker, None)
         if cluster.zookeeper_connect is None:
             formatting.append(
                 (
@@ -452,14 +362,14 @@ def _new_cluster(
         # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper, and
         # finds the SCRAM credentials there.
         for broker in brokers:
-            _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
+            write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
         if passwords:
             write_users(connect, passwords)
         return cluster
     report(f"{name}: formatting {n} broker(s)")
     formatting = []
     for broker in brokers:
-        props = _write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
+        props = write_broker_files(directory, cluster, broker, passwords.get(ADMIN_USER))
         scram = [f"{SCRAM_MECHANISM}=[name={user},password={pw}]" for user, pw in passwords.items()]
         formatting.append(
             (
@@ -485,37 +395,6 @@ def _cluster_id() -> str:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         if not text.startswith("-"):
             return text
-
-
-def _write_broker_files(
-    directory: Path, cluster: SandboxCluster, broker: BrokerNode, admin_password: str | None
-) -> Path:
-    folder = broker.folder(directory / cluster.name)
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    name, content = logging_config(cluster.kafka_version)
-    (folder / name).write_text(content)
-    props = folder / "server.properties"
-    props.touch(mode=0o600)  # may hold the admin password
-    stores = tls.broker_properties(tls.tls_files(directory / cluster.name)) if cluster.tls else None
-    props.write_text(server_properties(cluster, broker, folder / "data", admin_password, stores))
-    return props
-
-
-def broker_properties(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> Path:
-    """The broker's server.properties."""
-    return broker.folder(directory / cluster.name) / "server.properties"
-
-
-def controller_properties(directory: Path, cluster: SandboxCluster, node: ControllerNode) -> Path:
-    """A KRaft controller's controller.properties (a migration to KRaft added it)."""
-    return node.folder(directory / cluster.name) / "controller.properties"
-
-
-def broker_log_flag(directory: Path, cluster: SandboxCluster, broker: BrokerNode) -> str:
-    """The JVM flag that points the broker at its logging config."""
-    name, _ = logging_config(cluster.kafka_version)
-    folder = broker.folder(directory / cluster.name)
-    return logging_flag(cluster.kafka_version, folder / name)
 
 
 # ---------------------------------------------------------------- running

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kmigrate.net import is_listening
 from kmigrate.sandbox import process, schema_registry, zookeeper
-from kmigrate.sandbox.manager import broker_properties
+from kmigrate.sandbox.node_files import broker_properties
 from kmigrate.sandbox.readiness import serving
 from kmigrate.sandbox.state import load_state
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from kmigrate.errors import SandboxError
 from kmigrate.sandbox import process, zookeeper
 from kmigrate.sandbox.jars import ensure_jars
-from kmigrate.sandbox.manager import broker_log_flag, broker_properties
+from kmigrate.sandbox.node_files import broker_log_flag, broker_properties
 from kmigrate.sandbox.properties import logging_config, logging_flag
 from kmigrate.sandbox.state import SandboxEnsemble, SandboxState, ZkNode, load_state
 

@@ -31,7 +31,7 @@ from kmigrate.model.cluster import AclEntry
 from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, password_variable
 from kmigrate.sandbox.jars import ensure_jars
-from kmigrate.sandbox.manager import controller_properties
+from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import read_json

@@ -145,7 +145,7 @@ def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_r
     an empty target as 63 records (the first edge), one whole batch as bytes, and 37
     records (the last edge); the offset runs say where each went."""
     from kmigrate.mirror import byte_copy
-    from kmigrate.mirror.copy_task import CopySettings, RangePlan
+    from kmigrate.mirror.ranges import CopySettings, RangePlan
     from kmigrate.model.offsets import OffsetRun
 
     topic = unique("edge-task")

@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from kmigrate.config import ClusterConfig, SparkConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.batch import MirrorContext, run_batch
-from kmigrate.mirror.copy_task import CopySettings
+from kmigrate.mirror.ranges import CopySettings
 from kmigrate.mirror.topology import sync_topology
 from kmigrate.model.links import Link
 from kmigrate.store import open_store

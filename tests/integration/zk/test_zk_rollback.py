@@ -21,7 +21,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.runbook.lock import held
 from kmigrate.sandbox import process
-from kmigrate.sandbox.manager import broker_properties
+from kmigrate.sandbox.node_files import broker_properties
 from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for

@@ -29,7 +29,7 @@ jars-kafka: $(STAMP)
 jars-kafka-3.9: $(STAMP)
 	$(BIN)/kmigrate sandbox fetch --kafka-version 3.9.1  # ZooKeeper mode and ZooKeeper's server
 spark-cds: $(STAMP)
-	$(BIN)/python -m kmigrate.spark.cds  # Spark's driver starts 1-2 s sooner (AppCDS)
+	$(BIN)/python -m kmigrate.spark.cds_build  # Spark's driver starts 1-2 s sooner (AppCDS)
 
 # Debian packages the integration tests use: headless Chromium opens verify's HTML report;
 # PostgreSQL's server (initdb, pg_ctl) runs a throwaway database for the store tests;

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from tests import userview
-from tests.integration.gateway.conftest import Gateway, running_gateway
+from tests.integration.gateway.harness import Gateway, running_gateway
 from tests.integration.gateway.traffic import route
 from tests.killrun import kmigrate
 

@@ -31,8 +31,8 @@ SLOW = (
     "integration/verify/",
     "integration/groups/",
     "integration/store/test_postgres_migration.py",
-    "integration/test_sandbox.py",
-    "integration/test_sandbox_zookeeper.py",
+    "integration/sandbox/test_sandbox.py",
+    "integration/sandbox/test_sandbox_zookeeper.py",
     "integration/zk/",
     "integration/kraft/",
     "integration/serve/test_console.py",
@@ -53,10 +53,10 @@ WHOLE_PACKAGES = ("integration/store", "integration/verify", "integration/groups
 # brokers) run on one worker, so one worker starts them, not every worker.
 SECURE_GROUP = "secure clusters"
 SECURE_FILES = (
-    "integration/test_secure.py",
+    "integration/kafka/test_secure.py",
     "integration/gateway/test_gateway_auth.py",
     "integration/gateway/test_gateway_secure.py",
-    "integration/test_clusters_check.py",
+    "integration/preflight/test_clusters_check.py",
     "integration/migration/test_acls.py",
 )
 LONGEST_FIRST = (
@@ -70,13 +70,13 @@ LONGEST_FIRST = (
     "integration/groups",
     "integration/gateway/test_gateway_admin.py",
     "integration/zk/test_zk_move.py",
-    "integration/test_docs_examples.py",
+    "integration/docs/test_docs_examples.py",
     "integration/migration/test_guards.py",
     "integration/zk/test_zk_rollback.py",
     "integration/gateway/test_gateway_client_order.py",
     "integration/migration/test_crash_resume.py",
     "integration/migration/test_demo_migration.py",
-    "integration/test_sandbox_zookeeper.py",
+    "integration/sandbox/test_sandbox_zookeeper.py",
     "integration/verify",
     "integration/serve/test_console.py",
     "integration/mirror/test_mirror_byte_edges.py",

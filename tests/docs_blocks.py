@@ -1,6 +1,6 @@
 """The runnable blocks of the documentation: which shell commands a page marks to run,
 and the output it promises. Pure: it reads Markdown text and runs nothing
-(tests/integration/test_docs_examples.py runs what it finds).
+(tests/integration/docs/test_docs_examples.py runs what it finds).
 
 The convention, in a page::
 

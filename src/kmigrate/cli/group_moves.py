@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kmigrate.cli import outages, render
 from kmigrate.cli.context import AppContext, cluster_admins, pass_app
+from kmigrate.cli.groups_many import migrate_many
 from kmigrate.cli.options import (
     confirm,
     confirm_options,
@@ -22,6 +20,7 @@ from kmigrate.cli.options import (
     max_unavailable_option,
     timeout_option,
 )
+from kmigrate.cli.render import wait_bar
 from kmigrate.cli.signals import stop_on_signals
 from kmigrate.errors import ConfigError
 from kmigrate.groups.by_timestamp import translate_by_timestamp
@@ -206,8 +205,6 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
     if opts["group_id"] is not None and opts["groups"] is not None:
         raise click.UsageError("pass --group GROUP or --groups REGEX, not both")
     if opts["groups"] is not None:
-        from kmigrate.cli.groups_many import migrate_many  # here: it imports wait_bar from here
-
         migrate_many(app, opts)
         return
     if opts["group_id"] is None:
@@ -240,29 +237,6 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
             else:
                 return
     _show_migrate(result, as_json, shown=bool(result.changes))
-
-
-@contextmanager
-def wait_bar(quiet: bool) -> Iterator[Any]:
-    """A progress bar of the records the mirror still has to copy (nothing if ``quiet``)."""
-    if quiet:
-        yield None
-        return
-    with Progress(
-        TextColumn("waiting for the mirror"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("records"),
-        TimeElapsedColumn(),
-        console=render.err,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("wait", total=None)
-
-        def update(to_go: int, total: int) -> None:
-            progress.update(task, total=max(total, 1), completed=max(total - to_go, 0))
-
-        yield update
 
 
 def _show_migrate(result: MigrateResult, as_json: bool, *, shown: bool = False) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, cluster_admins
-from kmigrate.cli.group_moves import wait_bar
 from kmigrate.cli.options import confirm
+from kmigrate.cli.render import wait_bar
 from kmigrate.errors import GroupNotFoundError
 from kmigrate.groups.migrate_many import ManyMoved, matching_groups, migrate_groups
 from kmigrate.groups.report import migrate_json

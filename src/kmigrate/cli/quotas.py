@@ -8,13 +8,14 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.config import ClusterConfig, read_user_file
 from kmigrate.identity.principals import PrincipalMap, parse_map
 from kmigrate.identity.quotas import QuotaPlan, differences, number, plan_quotas, remapped
-from kmigrate.kafka.quotas import ClientQuotas, Entity, entity_text
+from kmigrate.kafka.quotas import ClientQuotas
+from kmigrate.model.quotas import Entity, entity_text
 
-EXIT_DIFFERS = 1
 pair_options = [
     click.option("--source", required=True, metavar="CLUSTER", help="The cluster copied from."),
     click.option("--target", required=True, metavar="CLUSTER", help="The cluster copied to."),
@@ -104,10 +105,8 @@ def copy(
         render.table(None, ["entity", "quotas", ""], rows)
     for line in lost:
         render.out.print(f"not copied: {line}")
-    if left:  # written, yet the target reads otherwise
-        for line in left:
-            render.out.print(f"differs: {line}")
-        raise click.exceptions.Exit(EXIT_DIFFERS)
+    print_differences(left, "differs: ")  # written, yet the target reads otherwise
+    exit_if_differs(left)
 
 
 @group.command("compare")
@@ -131,15 +130,13 @@ def compare(
              "only_on_target": _json(only), "equal": not found}
         )  # fmt: skip
     else:
-        for line in found:
-            render.out.print(line)
+        print_differences(found)
         render.out.print(
             f"quotas {source} -> {target}: "
             + (f"{len(found)} difference(s)" if found else "the target holds every quota")
             + (f"; {len(only)} entit(ies) with quotas only on the target" if only else "")
         )
-    if found:
-        raise click.exceptions.Exit(EXIT_DIFFERS)
+    exit_if_differs(found)
 
 
 def _map(path: Path | None) -> PrincipalMap:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -89,3 +91,26 @@ class StatusLine:
         elif now - self._since >= self.every_s:
             progress(text)
             self._since = now
+
+
+@contextmanager
+def wait_bar(quiet: bool) -> Iterator[Any]:
+    """A progress bar of the records the mirror still has to copy (nothing if ``quiet``)."""
+    if quiet:
+        yield None
+        return
+    with Progress(
+        TextColumn("waiting for the mirror"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("wait", total=None)
+
+        def update(to_go: int, total: int) -> None:
+            progress.update(task, total=max(total, 1), completed=max(total - to_go, 0))
+
+        yield update

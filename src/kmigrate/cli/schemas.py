@@ -7,14 +7,13 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.errors import ConflictError
 from kmigrate.model.schemas import SchemaVersion
 from kmigrate.registry.client import SchemaRegistry
 from kmigrate.schemas.copy import apply, read_view
 from kmigrate.schemas.plan import CopyPlan, RegistryView, differences, plan_copy
-
-EXIT_DIFFERS = 1
 
 
 def _pair(function: click.decorators.FC) -> click.decorators.FC:
@@ -109,11 +108,9 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
         render.print_json(answer | ({} if dry_run else {"differences": left}))
     else:
         _show_plan(plan, source, target, dry_run)
-    if left:
-        if not as_json:
-            for line in left:
-                render.out.print(f"differs: {line}")
-        raise click.exceptions.Exit(EXIT_DIFFERS)
+    if not as_json:
+        print_differences(left, "differs: ")
+    exit_if_differs(left)
 
 
 @group.command("compare")
@@ -131,14 +128,12 @@ def compare(app: AppContext, source: str, target: str, as_json: bool) -> None:
             {"source": source, "target": target, "differences": found, "equal": not found}
         )
     else:
-        for line in found:
-            render.out.print(line)
+        print_differences(found)
         render.out.print(
             f"schemas {source} -> {target}: "
             + (f"{len(found)} difference(s)" if found else "the target holds every version")
         )
-    if found:
-        raise click.exceptions.Exit(EXIT_DIFFERS)
+    exit_if_differs(found)
 
 
 def _show_plan(plan: CopyPlan, source: str, target: str, dry_run: bool) -> None:

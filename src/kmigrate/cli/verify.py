@@ -9,6 +9,7 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
+from kmigrate.cli.differences import exit_if_differs
 from kmigrate.cli.options import json_option, topics_option
 from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
@@ -23,8 +24,6 @@ from kmigrate.verify.html import render_html
 from kmigrate.verify.job import Sides, plan_position, read_start_file, verify
 from kmigrate.verify.report import VerifyReport, record_json, report_json
 from kmigrate.verify.schema_ids import UNKNOWN
-
-EXIT_DIFFERS = 1
 
 
 @click.command("verify")
@@ -68,8 +67,7 @@ def command(
         show_report(report)
         if html_path is not None:
             render.progress(f"HTML report: {html_path}")
-    if not report.ok:
-        raise click.exceptions.Exit(EXIT_DIFFERS)
+    exit_if_differs(not report.ok)
 
 
 def _run(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kmigrate.identity.principals import PrincipalMap
-from kmigrate.kafka.quotas import Entity, entity_text
+from kmigrate.model.quotas import Entity, entity_text
 
 Quotas = Mapping[Entity, Mapping[str, float]]
 

@@ -17,16 +17,7 @@ from typing import Any
 from kmigrate.errors import KafkaOperationError
 from kmigrate.kafka.python_admin import KafkaPythonAdmin
 from kmigrate.kafka.retry import until_shown
-
-Entity = tuple[tuple[str, str | None], ...]
-ENTITY_TYPES = ("user", "client-id", "ip")
-
-
-def entity_text(entity: Entity) -> str:
-    """("user", "alice"), ("client-id", None) -> "user 'alice', client-id <default>"."""
-    return ", ".join(
-        f"{kind} {'<default>' if name is None else repr(name)}" for kind, name in entity
-    )
+from kmigrate.model.quotas import ENTITY_TYPES, Entity, entity_text
 
 
 def applied(

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.quotas import ClientQuotas, entity_text
+from kmigrate.kafka.quotas import ClientQuotas
+from kmigrate.model.quotas import entity_text
 
 
 @dataclass(frozen=True)

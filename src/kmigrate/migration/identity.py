@@ -16,9 +16,10 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError
 from kmigrate.identity.principals import PrincipalMap
 from kmigrate.identity.quotas import plan_quotas, remapped
-from kmigrate.kafka.quotas import ClientQuotas, Entity
+from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.migration.plan import Plan, PlannedQuota, PlannedSchemas, QuotaEntity
 from kmigrate.migration.session import Report
+from kmigrate.model.quotas import Entity
 from kmigrate.registry.client import SchemaRegistry
 from kmigrate.schemas.copy import apply, read_view
 from kmigrate.schemas.plan import plan_copy

@@ -13,8 +13,9 @@ in the Spark log; the archive's name carries the JDK and the pyspark install it 
 with, so a new JDK or a reinstalled pyspark makes a new one. ``KMIGRATE_SPARK_CDS=0``
 turns it off.
 
-Run ``python -m kmigrate.spark.cds`` to make it ahead of time (``make jars`` does); a
-driver that finds none starts one such run in the background, so the next is quick.
+Run ``python -m kmigrate.spark.cds_build`` to make it ahead of time (``make jars``
+does); a driver that finds none starts one such run in the background, so the next is
+quick.
 """
 
 from __future__ import annotations
@@ -72,35 +73,6 @@ def driver_options(start_build: bool = True) -> str:
     return ""
 
 
-def build(path: Path) -> Path:
-    """Make the archive at ``path``: a SparkContext whose JVM archives every class it
-    loaded when it exits. Written under a temporary name and renamed once the JVM has
-    exited, so a driver never maps a half-written archive."""
-    from kmigrate.config import SparkConfig
-    from kmigrate.spark.session import build_context, session_conf
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    base = session_conf(SparkConfig())["spark.driver.extraJavaOptions"]
-    options = f"{base} -XX:ArchiveClassesAtExit={partial}"
-    try:
-        context = build_context(
-            SparkConfig(), "kmigrate-cds", {"spark.driver.extraJavaOptions": options}, cds=False
-        )
-        context.parallelize(range(4), 2).map(lambda n: n + 1).collect()
-        gateway = context._gateway  # the JVM process pyspark started
-        context.stop()
-        # The JVM exits when its stdin closes, and archives on its way out.
-        gateway.proc.stdin.close()
-        gateway.proc.wait(timeout=180)
-        if not partial.is_file():
-            raise RuntimeError(f"the JVM wrote no archive (see {_log_hint()})")
-        os.replace(partial, path)
-        return path
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 def _start_background_build(path: Path) -> None:
     """One build at a time per archive, across processes: the lock file says one runs."""
     lock = path.with_name(path.name + ".lock")
@@ -114,7 +86,7 @@ def _start_background_build(path: Path) -> None:
         return
     os.close(fd)
     subprocess.Popen(
-        [sys.executable, "-m", "kmigrate.spark.cds", "--lock", str(lock), str(path)],
+        [sys.executable, "-m", "kmigrate.spark.cds_build", "--lock", str(lock), str(path)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -128,33 +100,3 @@ def _java() -> Path | None:
         return Path(home) / "bin" / "java"
     found = shutil.which("java")
     return Path(found) if found else None
-
-
-def _log_hint() -> str:
-    from kmigrate.spark.session import jvm_log_path
-
-    return str(jvm_log_path())
-
-
-def main(argv: list[str]) -> int:
-    """``python -m kmigrate.spark.cds [--lock FILE] [PATH]``: make the archive (at its
-    usual place by default); prints where it is."""
-    lock = None
-    if argv[:1] == ["--lock"]:
-        lock, argv = Path(argv[1]), argv[2:]
-    try:
-        path = Path(argv[0]) if argv else archive_path()
-        if path is None:
-            print("no java on PATH (set JAVA_HOME): no archive made", file=sys.stderr)
-            return 1
-        if not path.is_file():
-            build(path)
-        print(path)
-        return 0
-    finally:
-        if lock is not None:
-            lock.unlink(missing_ok=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

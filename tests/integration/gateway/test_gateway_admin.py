@@ -23,7 +23,7 @@ from confluent_kafka.admin import (
 from kmigrate.kafka.admin import ClusterAdmin
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.verifiable import java_tool, java_tools, names_only_gateway
 
 RECORDS = 30  # 10 per partition

@@ -41,7 +41,7 @@ from kmigrate.sandbox.clusters_yaml import load_passwords, password_variable
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from kmigrate.sandbox.state import CLIENT_USER, SandboxState
 from tests.helpers import java_on, run_cli, wait_for
-from tests.integration.gateway.conftest import Gateway, running_gateway
+from tests.integration.gateway.harness import Gateway, running_gateway
 from tests.integration.gateway.test_gateway_clients import _route
 
 PREFIX = f"gw-auth-{uuid.uuid4().hex[:8]}"  # this module's topics and groups

@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.traffic import routed_topic
 from tests.integration.gateway.verifiable import (
     Client,

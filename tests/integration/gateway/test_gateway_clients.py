@@ -25,7 +25,7 @@ from kmigrate.net import free_ports
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 
 RECORDS = 400
 

@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 from kmigrate.kafka.admin import ClusterAdmin
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.traffic import routed_topic
 
 

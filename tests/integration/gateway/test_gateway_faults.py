@@ -30,7 +30,7 @@ from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway, running_gateway
+from tests.integration.gateway.harness import Gateway, running_gateway
 from tests.integration.gateway.traffic import Reader, Traffic, read_once, route, routed_topic
 from tests.integration.gateway.verifiable import (
     check_accounted,

@@ -11,7 +11,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from tests.ecosystems import franz
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 
 RECORDS = 2000
 PARTITIONS = 6

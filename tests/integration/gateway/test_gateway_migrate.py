@@ -42,7 +42,7 @@ from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
 from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.traffic import Reader, Traffic, read_once, routed_topic
 
 PARTITIONS = 4

@@ -24,7 +24,7 @@ from kmigrate.gateway.control.registry import Registry
 from kmigrate.maven import cache_dir, fetch_jars
 from tests.helpers import java_on, run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.traffic import routed_topic
 
 STREAMS = Path(__file__).with_name("streams")

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from tests.helpers import run_cli, unique
-from tests.integration.gateway.conftest import Gateway
+from tests.integration.gateway.harness import Gateway
 
 
 class Traffic(threading.Thread):

@@ -32,6 +32,9 @@ MAX_RECORDS_PER_REQUEST = 5_000
 # A one-broker sandbox made the logs of new partitions at 100 to 450 a second (measured
 # 2026-11-25 on 2 shared cores): waiting for new topics allows 20 ms per partition.
 PARTITION_MAKING_S = 0.02
+# Times a topic listing and its description are asked again when a topic listed was
+# deleted before it was described.
+_RACES = 3
 
 
 class Topics:
@@ -78,9 +81,16 @@ class Topics:
         return [_topic_info(described[n], configs[n]) for n in names]
 
     def describe_topics_if_present(self, names: list[str]) -> list[TopicInfo]:
-        """The named topics that exist, described as ``describe_topics`` does."""
+        """The named topics that exist, described as ``describe_topics`` does. A topic
+        deleted between the listing and the describing is not there: asked again."""
         if not names:
             return []
+        for _ in range(_RACES):
+            present = {t.name for t in self.list_topics(include_internal=True)}
+            try:
+                return self.describe_topics([n for n in names if n in present])
+            except TopicNotFoundError:
+                continue  # one was deleted meanwhile (seen while the gateway deletes)
         present = {t.name for t in self.list_topics(include_internal=True)}
         return self.describe_topics([n for n in names if n in present])
 

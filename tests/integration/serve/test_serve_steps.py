@@ -96,7 +96,7 @@ def test_promote_refused_then_rollback_done(started: Migration) -> None:
         client,
         client.post(f"{base}/steps/rollback", json={"topics": started.topic, "yes": True}),
     )
-    assert rolled["state"] == "done", rolled
+    assert rolled["state"] == "done", (rolled.get("error"), rolled.get("lines"))
     assert rolled["result"]["rolled_back"] == [started.topic]
     assert started.topic_state() == "PLANNED"
     steps = [(e["action"], e["outcome"]) for e in client.get(f"{base}/history").json()["events"]]

@@ -16,7 +16,7 @@ from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
-from kmigrate.sandbox.process import is_running, processes_naming
+from kmigrate.sandbox.process import is_running, processes_naming, stop_processes
 from kmigrate.sandbox.state import load_state
 from tests.helpers import interruptible, run_cli, seeded, unique, wait_for
 
@@ -142,29 +142,32 @@ def test_ctrl_c_during_up_at_a_seeded_moment_leaves_nothing_running(tmp_path: Pa
     `down` stops that one and it runs again, earlier, in a new folder."""
     rng = seeded()
     latest = 12.0  # about how long `up` takes here under the suite's load
-    for attempt in range(4):
-        directory = tmp_path / f"sb{attempt}"
-        moment = rng.uniform(0.2, latest)
-        code, stderr = _interrupted_up(directory, moment)
-        print(f"attempt {attempt}: Ctrl-C after {moment:.2f} s: exit {code}")
-        left = processes_naming(directory.resolve(), SANDBOX_FILES)
-        if code == 0 or "cut: ready at" in stderr:  # it was done before the interrupt came
-            # (or came in the instant between the cluster ready and the process's exit:
-            # then what runs is what sandbox.json records, so `status` and `down` see it)
+    try:
+        for attempt in range(4):
+            directory = tmp_path / f"sb{attempt}"
+            moment = rng.uniform(0.2, latest)
+            code, stderr = _interrupted_up(directory, moment)
+            print(f"attempt {attempt}: Ctrl-C after {moment:.2f} s: exit {code}")
+            left = processes_naming(directory.resolve(), SANDBOX_FILES)
+            if code == 0 or "cut: ready at" in stderr:  # it was done before the interrupt came
+                # (or came in the instant between the cluster ready and the process's exit:
+                # then what runs is what sandbox.json records, so `status` and `down` see it)
+                state = load_state(directory.resolve())
+                recorded = {b.pid for c in state.clusters.values() for b in c.brokers}
+                recorded |= {n.pid for e in state.ensembles.values() for n in e.nodes}
+                assert set(left) <= recorded, f"running, not recorded: {left}; {recorded}"
+                run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes")
+                latest = moment
+                continue
+            assert left == {}, f"processes `up` started survived its Ctrl-C: {left}; {stderr}"
             state = load_state(directory.resolve())
-            recorded = {b.pid for c in state.clusters.values() for b in c.brokers}
-            recorded |= {n.pid for e in state.ensembles.values() for n in e.nodes}
-            assert set(left) <= recorded, f"running, not recorded: {left}; {recorded}"
-            run_cli("sandbox", "down", "--dir", str(directory), "--purge", "--yes")
-            latest = moment
-            continue
-        assert left == {}, f"processes `up` started survived its Ctrl-C: {left}; {stderr}"
-        state = load_state(directory.resolve())
-        cluster = state.clusters.get("cut")
-        assert cluster is None or [b.pid for b in cluster.brokers] == [None]
-        ensemble = state.ensembles.get("zk")
-        assert ensemble is None or [n.pid for n in ensemble.nodes] == [None]
-        return
+            cluster = state.clusters.get("cut")
+            assert cluster is None or [b.pid for b in cluster.brokers] == [None]
+            ensemble = state.ensembles.get("zk")
+            assert ensemble is None or [n.pid for n in ensemble.nodes] == [None]
+            return
+    finally:  # a failed check leaves nothing running either (by command line)
+        stop_processes(processes_naming(tmp_path.resolve(), SANDBOX_FILES), grace=5.0)
     raise AssertionError(f"`up` finished before each of 4 interrupts: {stderr}")
 
 

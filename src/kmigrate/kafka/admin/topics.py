@@ -85,14 +85,14 @@ class Topics:
         deleted between the listing and the describing is not there: asked again."""
         if not names:
             return []
-        for _ in range(_RACES):
+        for attempt in range(_RACES + 1):
             present = {t.name for t in self.list_topics(include_internal=True)}
             try:
                 return self.describe_topics([n for n in names if n in present])
-            except TopicNotFoundError:
-                continue  # one was deleted meanwhile (seen while the gateway deletes)
-        present = {t.name for t in self.list_topics(include_internal=True)}
-        return self.describe_topics([n for n in names if n in present])
+            except TopicNotFoundError:  # one was deleted meanwhile (the gateway deletes)
+                if attempt == _RACES:
+                    raise
+        raise AssertionError("unreachable")  # the last attempt returned or raised
 
     def create_topic(
         self,

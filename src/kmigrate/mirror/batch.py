@@ -112,7 +112,9 @@ class MirrorContext:
         }
 
 
-def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartition]) -> int:
+def run_batch(
+    ctx: MirrorContext, spark: Callable[[], SparkContext], pairs: list[TopicPartition]
+) -> int:
     """Copy what the source holds past the map on ``pairs``; returns records copied.
 
     Exact: never skips or repeats a record. Raises (after recording what was proven
@@ -140,14 +142,16 @@ def run_batch(ctx: MirrorContext, spark: SparkContext, pairs: list[TopicPartitio
         from kmigrate.mirror.byte_copy import copy_ranges_as_bytes
 
         task = copy_ranges_as_bytes
+    # Spark starts (spark.session.OnDemand) at the first batch the driver does not copy.
+    context = spark() if sum(sizes) > ctx.driver_offsets else None
     try:
-        if sum(sizes) <= ctx.driver_offsets:
+        if context is None:
             # The same task function, in this process (its clients kept here as a
             # Python worker keeps its own): the batch's guarantees are the task's.
             results = list(task(ctx.copy, plans))
         else:
             results = run_tasks(
-                spark,
+                context,
                 functools.partial(task, ctx.copy),
                 plans,
                 sizes,

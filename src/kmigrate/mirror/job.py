@@ -1,8 +1,10 @@
 """A mirror process: claims its link, runs batch after batch, refreshes, stops cleanly.
 
 One process mirrors one link. It claims the link in the store (refusing when another
-live process has it), syncs topics, and then runs batches: each copies, on Spark, what
-the source holds past the offset map's read positions. When a batch finds nothing to
+live process has it), syncs topics, and then runs batches: each copies what the source
+holds past the offset map's read positions, on Spark, or in this process when the batch
+is small. On a local master Spark starts at the first batch that needs it: a mirror that
+keeps up may never hold its JVM and Python workers. When a batch finds nothing to
 copy it waits a moment and looks again. Every refresh interval it looks for new topics
 and partitions and deleted source topics, and after every batch for topics waiting to
 be promoted. SIGTERM or SIGINT stops it between two batches as well.
@@ -29,7 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kmigrate.config import Settings
+from kmigrate.config import Settings, SparkConfig
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
@@ -40,7 +42,7 @@ from kmigrate.mirror.ranges import CopySettings
 from kmigrate.mirror.topology import Assignment, sync_topology
 from kmigrate.model.links import Link, TopicState
 from kmigrate.model.runs import RunState, Waiting
-from kmigrate.spark.session import build_context
+from kmigrate.spark.session import OnDemand, build_context, is_local
 from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
@@ -165,10 +167,18 @@ class MirrorJob:
         with ClusterAdmin(source_cfg) as source, ClusterAdmin(target_cfg) as target:
             assignment = sync_topology(self.store, self.link, source, target, self.report)
             self.report(f"link {self.link.name}: {chosen.describe()}")
-            self.report(f"starting Spark ({spark_cfg.master})")
-            spark = build_context(spark_cfg, f"kmigrate-mirror-{self.link.name}")
-            copier_module = "byte_copy" if chosen.kind == copier.BYTES else "copy_task"
-            warm_up(spark, [f"kmigrate.mirror.{copier_module}"])
+            driver_offsets = _driver_offsets(self.options, chosen)
+            spark = OnDemand(functools.partial(self._start_spark, spark_cfg))
+            if is_local(spark_cfg.master) and driver_offsets:
+                self.report(
+                    f"Spark ({spark_cfg.master}) starts at the first batch of more than "
+                    f"{driver_offsets:,} offsets; smaller batches are copied by this process"
+                )
+            else:
+                # A cluster's executors are resources reserved for this job: started at
+                # once, they prove the master and the executors' environment before the
+                # first backlog needs them.
+                warm_up(spark(), [f"kmigrate.mirror.{_copier_module(chosen)}"])
             ctx = MirrorContext(
                 self.store,
                 self.link,
@@ -185,7 +195,7 @@ class MirrorJob:
                 ),
                 self.options.allow_gaps,
                 self.options.max_offsets_per_batch,
-                driver_offsets=_driver_offsets(self.options, chosen),
+                driver_offsets=driver_offsets,
                 report=self.report,
             )
             try:
@@ -193,7 +203,11 @@ class MirrorJob:
             finally:
                 spark.stop()
 
-    def _loop(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> None:
+    def _start_spark(self, spark_cfg: SparkConfig) -> SparkContext:
+        self.report(f"starting Spark ({spark_cfg.master})")
+        return build_context(spark_cfg, f"kmigrate-mirror-{self.link.name}")
+
+    def _loop(self, spark: OnDemand, ctx: MirrorContext, assignment: Assignment) -> None:
         while not self.stop_requested:
             ctx.reload()
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
@@ -221,7 +235,7 @@ class MirrorJob:
             report_run(self.store, self.link.name, self.pid, RunState.RUNNING)
             time.sleep(min(HEARTBEAT_S, max(deadline - time.monotonic(), 0)))
 
-    def _mirror(self, spark: SparkContext, ctx: MirrorContext, assignment: Assignment) -> list[str]:
+    def _mirror(self, spark: OnDemand, ctx: MirrorContext, assignment: Assignment) -> list[str]:
         """Run batches until the topology should be refreshed, a topic waiting for promote
         is fully mirrored (returned), or the process stops."""
         pairs = assignment.pairs()
@@ -357,6 +371,10 @@ def choose_copier(settings: Settings, link: Link, options: MirrorOptions) -> cop
     byte copy cannot run); local, before any cluster is asked."""
     clusters = {name: settings.cluster(name).as_librdkafka() for name in (link.source, link.target)}
     return copier.choose(options.copy, clusters, options.producer)
+
+
+def _copier_module(chosen: copier.Copier) -> str:
+    return "byte_copy" if chosen.kind == copier.BYTES else "copy_task"
 
 
 def _driver_offsets(options: MirrorOptions, chosen: copier.Copier) -> int:

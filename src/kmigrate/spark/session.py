@@ -128,6 +128,37 @@ class Starting:
         return self._context
 
 
+class OnDemand:
+    """A SparkContext started at its first use, not before (``factory`` starts it).
+
+    A mirror that keeps up copies its small batches in its own process and may never
+    need executors: on a local master they would be a JVM and a few Python workers idle
+    on the mirror's own machine (seconds of CPU to start, hundreds of MB held)."""
+
+    def __init__(self, factory: Callable[[], SparkContext]) -> None:
+        self._factory = factory
+        self._context: SparkContext | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._context is not None
+
+    def __call__(self) -> SparkContext:
+        if self._context is None:
+            self._context = self._factory()
+        return self._context
+
+    def stop(self) -> None:
+        if self._context is not None:
+            self._context.stop()
+            self._context = None
+
+
+def is_local(master: str) -> bool:
+    """A master whose executors run in the driver's own process and machine."""
+    return master == "local" or master.startswith("local[")
+
+
 def package_zip() -> Path:
     """kmigrate's own code as a zip for executors, so they never depend on a shared disk
     or on kmigrate being installed where they run (its dependencies must be). Made once

@@ -102,10 +102,10 @@ def test_a_batch_over_a_thousand_partitions_costs_constant_round_trips(
         }
         transactions = Counted(store, ["transaction"])
         try:
-            copied = run_batch(ctx, spark, pairs)
+            copied = run_batch(ctx, lambda: spark, pairs)
             first = {side: c.take()["list_offsets"] for side, c in lists.items()}
             first_writes = transactions.take()["transaction"]
-            idle = run_batch(ctx, spark, pairs)
+            idle = run_batch(ctx, lambda: spark, pairs)
             again = {side: c.take()["list_offsets"] for side, c in lists.items()}
             idle_writes = transactions.take()["transaction"]
         finally:
@@ -153,7 +153,7 @@ def test_a_task_cut_by_its_byte_limit_goes_on_where_it_stopped_reading(
             while not copied or (copied[-1] and len(copied) < 100):
                 # every other batch copied by the driver (as small batches are)
                 ctx.driver_offsets = 10**9 if len(copied) % 2 else 0
-                copied.append(run_batch(ctx, spark, pairs))
+                copied.append(run_batch(ctx, lambda: spark, pairs))
         wanted = _read_all(clusters.source, names, partitions)
         found = _read_all(clusters.target, names, partitions)
     finally:

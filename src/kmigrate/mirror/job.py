@@ -32,7 +32,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmigrate.config import Settings, SparkConfig
-from kmigrate.errors import ConfigError, KMigrateError
+from kmigrate.config.tuning import count_from_env
+from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
 from kmigrate.mirror import copier
@@ -387,16 +388,6 @@ def tuning_from_env() -> dict[str, Any]:
     """The mirror's tuning variables as ``MirrorOptions`` fields; a ConfigError (exit 2)
     for a value that is not a whole number, before anything is asked or written."""
     return {
-        "task_bytes": _count_from_env(TASK_BYTES_ENV, CopySettings.max_bytes, least=1),
-        "driver_offsets": _count_from_env(DRIVER_OFFSETS_ENV, None),
+        "task_bytes": count_from_env(TASK_BYTES_ENV, CopySettings.max_bytes, least=1),
+        "driver_offsets": count_from_env(DRIVER_OFFSETS_ENV, None),
     }
-
-
-def _count_from_env(name: str, default: int | None, least: int = 0) -> int | None:
-    """A whole number from environment variable ``name`` (``default`` when unset)."""
-    given = os.environ.get(name, "")
-    if not given:
-        return default
-    if not given.isdigit() or int(given) < least:
-        raise ConfigError(f"{name} must be a whole number >= {least}, not {given!r}")
-    return int(given)

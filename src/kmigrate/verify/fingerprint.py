@@ -23,6 +23,7 @@ import xxhash
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
 
 from kmigrate.config import ClusterConfig
+from kmigrate.errors import ClusterError
 from kmigrate.spark.kafka_range import OffsetRange, RangeReadError, read_range
 from kmigrate.spark.kafka_ranges import RangesReader
 from kmigrate.spark.tasks import run_tasks
@@ -206,12 +207,13 @@ def _chunk(index: int, first: int, last: int, prints: list[bytes], size: int) ->
 
 
 def chunk_digests(
-    spark: SparkContext,
+    spark: SparkContext | None,
     sides: Mapping[str, tuple[ClusterConfig, Mapping[TopicPartition, Span]]],
     limits: Mapping[tuple[str, str, int], int] | None = None,
     schema_ids: Collection[str] = (),
 ) -> Digests:
-    """Chunk digests per (side, topic, partition), every side in one Spark job.
+    """Chunk digests per (side, topic, partition), every side in one Spark job (without
+    ``spark``, in this process: the same task function over the same items).
 
     ``limits`` caps the records read on a (side, topic, partition); on the sides named in
     ``schema_ids`` the same pass notes the schema ids records carry.
@@ -232,7 +234,13 @@ def chunk_digests(
         if span.size > 0
     ]
     sizes = [t.span.size if t.limit is None else min(t.limit, t.span.size) for t in tasks]
-    results = run_tasks(spark, digest_ranges, tasks, sizes, description="kmigrate verify")
+    if spark is None:
+        try:
+            results = list(digest_ranges(tasks))
+        except RangeReadError as exc:  # in a Spark task it fails the job, as any error
+            raise ClusterError(f"verify could not read a range: {exc}") from None
+    else:
+        results = run_tasks(spark, digest_ranges, tasks, sizes, description="kmigrate verify")
     return Digests(
         {(r.side, r.topic, r.partition): r.chunks for r in results},
         {(r.side, r.topic, r.partition): r.schema_ids for r in results if r.schema_ids},

@@ -4,7 +4,10 @@ Only the driver talks to the store and the admin API; executors read Kafka. The 
 plan every partition from the map (or from the given start) and both clusters' offsets,
 run one Spark job for the chunk digests of both sides, read back the first differing
 chunk of each mismatched partition, then re-check the log starts so that records
-deleted while the job ran are reported as such, not as differences.
+deleted while the job ran are reported as such, not as differences. A verification of
+at most DRIVER_OFFSETS source offsets is digested by the driver with the same task code
+(Spark is not started): a Spark job's start would be most of its time, as for the
+mirror's small batches.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kmigrate.config import ClusterConfig
+from kmigrate.config.tuning import count_from_env
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import Gap, Link, TopicState
 from kmigrate.registry.client import SchemaRegistry
-from kmigrate.spark.session import Starting
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions
@@ -58,6 +61,11 @@ from kmigrate.verify.schema_ids import SchemaCheck, judge, uses_by_id
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
+
+# A verification of at most this many source offsets runs in the driver, not on Spark;
+# 0 sends every verification to Spark.
+DRIVER_OFFSETS_ENV = "KMIGRATE_VERIFY_DRIVER_OFFSETS"
+DRIVER_OFFSETS = 10_000
 
 TopicPartition = tuple[str, int]
 Progress = Callable[[str], None]
@@ -190,20 +198,27 @@ def _one_line(exc: Exception) -> str:
     return text[0][:120] if text else type(exc).__name__
 
 
+def source_offsets(checks: list[PartitionCheck]) -> int:
+    """The source offsets the checks digest (their target counterparts aside)."""
+    return sum(c.source.size for c in checks if c.source and c.source.size)
+
+
 def run_checks(
-    spark: SparkContext, checks: list[PartitionCheck], sides: Sides, progress: Progress
+    spark: SparkContext | None, checks: list[PartitionCheck], sides: Sides, progress: Progress
 ) -> tuple[list[PartitionResult], SchemaCheck]:
-    """Digest both sides of every check on Spark, then locate each difference; the same
-    pass finds the schema ids the target's records carry, checked on both registries."""
+    """Digest both sides of every check on Spark (in this process without ``spark``),
+    then locate each difference; the same pass finds the schema ids the target's records
+    carry, checked on both registries."""
     unchecked = _why_no_schema_check(sides)
     source_spans = {(c.topic, c.partition): c.source for c in checks if c.source and c.source.size}
     target_spans = {(c.topic, c.partition): c.target for c in checks if c.target and c.target.size}
     tails = {(c.topic, c.partition): c for c in checks if c.tail is not None}
     comparable = sum(1 for c in checks if c.source is not None and c.target is not None)
     offsets = sum(s.size for s in source_spans.values())
+    where = f"on Spark ({spark.master})" if spark is not None else "in this process"
     progress(
         f"digesting {comparable} partition(s), up to {offsets:,} source offsets and "
-        f"their target counterparts, on Spark ({spark.master})"
+        f"their target counterparts, {where}"
     )
     source_tails = {tp: c.tail_source for tp, c in tails.items() if c.tail_source is not None}
     target_tails = {tp: c.tail for tp, c in tails.items() if c.tail is not None}
@@ -427,11 +442,12 @@ def verify(
     progress: Progress,
 ) -> VerifyReport:
     started = time.time()
-    spark = Starting(spark_factory)  # the JVM starts while the plan reads both clusters
+    in_driver = count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS)
     checks = plan()
     if not checks:
         raise ConfigError("nothing to verify: no partition matches (is the link mirroring?)")
-    results, schemas = run_checks(spark.get(), checks, sides, progress)
+    spark = spark_factory() if source_offsets(checks) > in_driver else None
+    results, schemas = run_checks(spark, checks, sides, progress)
     return VerifyReport(
         mode,
         link,

@@ -45,6 +45,14 @@ def test_mirrored_copy_passes_and_a_deleted_target_prefix_is_retention(
     counts = {(p["topic"], p["partition"]): p["target"]["records"] for p in report["partitions"]}
     assert counts[(plain, 0)] == 1200 and counts[(plain, 1)] == 900
     assert counts[(txn, 0)] + counts[(txn, 1)] == 40  # the 4 committed rounds of 10
+    # 2,196 source offsets (markers too): in this process by default, on Spark past a limit
+    for limit, where in (("", "in this process"), ("100", "on Spark (local[2])")):
+        again = run_cli("verify", "--link", "verified", config=str(config), timeout=280,
+                        env={"KMIGRATE_VERIFY_DRIVER_OFFSETS": limit})  # fmt: skip
+        assert again.code == 0, again.stdout + again.stderr
+        assert f"up to 2,196 source offsets and their target counterparts, {where}" in (
+            again.stderr
+        ), again.stderr
 
     with ClusterAdmin(clusters.target) as admin:
         admin.delete_records(plain, {0: 500})

@@ -43,7 +43,7 @@ from harness import WORK, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.demo.scenario import Screen, run_demo
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.net import free_ports

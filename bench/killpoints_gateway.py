@@ -20,7 +20,7 @@ from tests.killrun import kmigrate
 
 from killpoints import SECURE, TOPIC, Command, Setup, jars
 from kmigrate.config import ClusterConfig, load_settings
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox import manager
 

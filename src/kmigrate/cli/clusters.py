@@ -16,7 +16,7 @@ from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.preflight.check import ClusterReport, check_cluster
 from kmigrate.preflight.needs import ROLES, role_status
-from kmigrate.preflight.registry import RegistryReport, check_registry
+from kmigrate.preflight.schema_registry import RegistryReport, check_registry
 
 
 @click.group("clusters")

@@ -33,7 +33,7 @@ from kmigrate.cli.options import (
 from kmigrate.config import ClientsConfig, Settings
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.placement import Instance
-from kmigrate.gateway.control.registry import Setup, setup_of
+from kmigrate.gateway.control.shared_state import Setup, setup_of
 from kmigrate.serve.security import is_loopback
 
 

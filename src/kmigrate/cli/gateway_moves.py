@@ -21,7 +21,7 @@ from kmigrate.cli.options import (
 )
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.partition_moves import held_text
-from kmigrate.gateway.control.registry import setup_of
+from kmigrate.gateway.control.shared_state import setup_of
 
 # kmigrate.gateway.control.mover.FENCE_TIMEOUT_S, without importing the mover (kio).
 FENCE_TIMEOUT = "20s"

@@ -10,10 +10,10 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
-from kmigrate.config import ClusterConfig, read_user_file
+from kmigrate.config import read_user_file
 from kmigrate.identity.principals import PrincipalMap, parse_map
+from kmigrate.identity.quota_copy import read_quotas, set_missing
 from kmigrate.identity.quotas import QuotaPlan, differences, number, plan_quotas, remapped
-from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.model.quotas import Entity, entity_text
 
 pair_options = [
@@ -45,7 +45,7 @@ def group() -> None:
 @pass_app
 def list_quotas(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every entity with a quota, and its values."""
-    found = _read(app.settings.cluster(cluster_name))
+    found = read_quotas(app.settings.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name, "quotas": _json(found)})
         return
@@ -80,12 +80,9 @@ def copy(
     target is listed, not copied."""
     principals = _map(map_path)
     pair = app.pair(source, target)
-    wanted, lost = remapped(_read(pair[0]), principals)
-    plan = plan_quotas(wanted, _read(pair[1]))
-    if not dry_run and not plan.empty:
-        with ClientQuotas(pair[1]) as quotas:
-            quotas.alter(plan.writes)
-    left = [] if dry_run else differences(wanted, _read(pair[1]))
+    wanted, lost = remapped(read_quotas(pair[0]), principals)
+    plan = plan_quotas(wanted, read_quotas(pair[1])) if dry_run else set_missing(pair[1], wanted)
+    left = [] if dry_run else differences(wanted, read_quotas(pair[1]))
     answer = _plan_json(plan) | {
         "source": source, "target": target, "dry_run": dry_run, "not_copied": lost
     }  # fmt: skip
@@ -121,7 +118,7 @@ def compare(
     does; 1: it does not."""
     principals = _map(map_path)
     pair = app.pair(source, target)
-    before, after = remapped(_read(pair[0]), principals)[0], _read(pair[1])
+    before, after = remapped(read_quotas(pair[0]), principals)[0], read_quotas(pair[1])
     found = differences(before, after)
     only = plan_quotas(before, after).only_target
     if as_json:
@@ -144,11 +141,6 @@ def _map(path: Path | None) -> PrincipalMap:
     if path is None:
         return PrincipalMap()
     return parse_map(read_user_file(path, "--principal-map"), str(path))
-
-
-def _read(cluster: ClusterConfig) -> dict[Entity, dict[str, float]]:
-    with ClientQuotas(cluster) as quotas:
-        return quotas.describe()
 
 
 def _values(values: dict[str, float]) -> str:

@@ -10,10 +10,10 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.options import json_option
 from kmigrate.config import read_user_file, sandbox_dir
+from kmigrate.ensemble_move.members import parse_member
 from kmigrate.errors import ConfigError
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.zk_operator import SandboxOperator
-from kmigrate.zk.members import parse_member
 
 dir_option = click.option(
     "--dir",

@@ -11,7 +11,7 @@ from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.errors import ConflictError
 from kmigrate.model.schemas import SchemaVersion
-from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schema_registry.client import SchemaRegistry
 from kmigrate.schemas.copy import apply, read_view
 from kmigrate.schemas.plan import CopyPlan, RegistryView, differences, plan_copy
 

@@ -26,18 +26,18 @@ from kmigrate.cli.options import (
 )
 from kmigrate.cli.plan_output import writable
 from kmigrate.config import Settings
+from kmigrate.ensemble_move.cleanup import delete, leftovers
+from kmigrate.ensemble_move.commands import CommandOperator, Templates
+from kmigrate.ensemble_move.members import parse_member
+from kmigrate.ensemble_move.move import Move, ensemble_move, rollback_move, run_move
+from kmigrate.ensemble_move.operator import Operator
+from kmigrate.ensemble_move.plan import ZkMovePlan, parse_plan, plan_move
+from kmigrate.ensemble_move.report import status_json
+from kmigrate.ensemble_move.world import chroot_of, read_ensemble, read_kafka
 from kmigrate.errors import ConflictError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
-from kmigrate.zk.cleanup import delete, leftovers
-from kmigrate.zk.commands import CommandOperator, Templates
-from kmigrate.zk.members import parse_member
-from kmigrate.zk.move import Move, ensemble_move, rollback_move, run_move
-from kmigrate.zk.operator import Operator
-from kmigrate.zk.plan import ZkMovePlan, parse_plan, plan_move
-from kmigrate.zk.report import status_json
-from kmigrate.zk.world import chroot_of, read_ensemble, read_kafka
 from kmigrate.zookeeper.ensemble import resolve_ensemble
 
 

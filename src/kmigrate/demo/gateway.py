@@ -17,7 +17,7 @@ import yaml
 
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, Settings, load_settings
 from kmigrate.errors import KMigrateError
-from kmigrate.gateway.control.registry import configured
+from kmigrate.gateway.control.shared_state import configured
 from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
 

@@ -1,2 +1,3 @@
 """What identifies clients and what they may do, moved between clusters with the data:
-client quotas (and, next, SCRAM users and principal remapping)."""
+client quotas (`quotas`: the plan, pure; `quota_copy`: through the admin layer), SCRAM
+users (`users`) and principal remapping (`principals`)."""

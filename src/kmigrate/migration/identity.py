@@ -15,12 +15,12 @@ from __future__ import annotations
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError
 from kmigrate.identity.principals import PrincipalMap
-from kmigrate.identity.quotas import plan_quotas, remapped
-from kmigrate.kafka.quotas import ClientQuotas
+from kmigrate.identity.quota_copy import read_quotas, set_missing
+from kmigrate.identity.quotas import remapped
 from kmigrate.migration.plan import Plan, PlannedQuota, PlannedSchemas, QuotaEntity
 from kmigrate.migration.session import Report
 from kmigrate.model.quotas import Entity
-from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schema_registry.client import SchemaRegistry
 from kmigrate.schemas.copy import apply, read_view
 from kmigrate.schemas.plan import plan_copy
 
@@ -30,9 +30,7 @@ def planned_quotas(
 ) -> tuple[list[PlannedQuota], list[str]]:
     """The source's client quotas as the plan lists them, and one line per entity not
     copied (the map gives its user no name on the target)."""
-    with ClientQuotas(source) as quotas:
-        found = quotas.describe()
-    wanted, lost = remapped(found, principals)
+    wanted, lost = remapped(read_quotas(source), principals)
     return [
         PlannedQuota(
             entity=[
@@ -72,11 +70,7 @@ def copy_quotas(target: ClusterConfig, plan: Plan) -> int:
     if not plan.quotas:
         return 0
     wanted: dict[Entity, dict[str, float]] = {q.key(): dict(q.values) for q in plan.quotas}
-    with ClientQuotas(target) as quotas:
-        changes = plan_quotas(wanted, quotas.describe()).writes
-        if changes:
-            quotas.alter(changes)
-    return len(changes)
+    return len(set_missing(target, wanted).writes)
 
 
 def copy_schemas(plan: Plan, source: ClusterConfig, target: ClusterConfig, report: Report) -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConflictError
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration import via_gateway
 from kmigrate.migration.acls import copy_acls

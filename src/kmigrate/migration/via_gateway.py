@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, GroupActiveError
-from kmigrate.gateway.control.registry import Registry, configured
 from kmigrate.gateway.control.routes import RoutingTable
+from kmigrate.gateway.control.shared_state import Registry, configured
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.plan import Plan
 from kmigrate.model.cluster import TopicPartitionOffset

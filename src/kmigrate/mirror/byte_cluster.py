@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from kio.schema.errors import ErrorCode
 from kio.schema.metadata.v12 import request as metadata_v12
 
-from kmigrate.kafka.protocol.link import BackendUnavailable, BrokerLink, host_port, sasl_of, tls_of
+from kmigrate.kafka.protocol.brokers import Brokers
+from kmigrate.kafka.protocol.link import BrokerLink, sasl_of, tls_of
 from kmigrate.spark.kafka_range import config_key
 
 T = TypeVar("T")
@@ -68,30 +69,26 @@ def runtime() -> Runtime:
 
 
 class Cluster:
-    """Links to one cluster's brokers, from its librdkafka settings."""
+    """One cluster's broker links (kmigrate.kafka.protocol.brokers) and its partitions'
+    leaders, from its librdkafka settings."""
 
     def __init__(self, conf: dict[str, Any], role: str) -> None:
         self.role = role
-        self.bootstrap = [host_port(s) for s in str(conf["bootstrap.servers"]).split(",")]
-        self.sasl = sasl_of(conf, role)
-        self.tls = tls_of(conf, role)
-        self.links: dict[tuple[str, int], BrokerLink] = {}
+        self.brokers = Brokers(
+            f"the {role} cluster",
+            str(conf["bootstrap.servers"]),
+            CLIENT_ID,
+            sasl_of(conf, role),
+            tls_of(conf, role),
+        )
         self.known: dict[tuple[str, int], tuple[str, int]] = {}  # leaders asked for
         self.topics_known: set[str] = set()
 
     def link(self, address: tuple[str, int]) -> BrokerLink:
-        if address not in self.links:
-            self.links[address] = BrokerLink(*address, CLIENT_ID, self.sasl, self.tls)
-        return self.links[address]
+        return self.brokers.link(*address)
 
     async def call_any(self, body: Any) -> Any:
-        failure: Exception | None = None
-        for address in self.bootstrap:
-            try:
-                return await self.link(address).call(body)
-            except (BackendUnavailable, OSError, TimeoutError) as exc:
-                failure = exc
-        raise BackendUnavailable(f"no {self.role} broker answers ({failure})")
+        return await self.brokers.call_any(body)
 
     def forget_leaders(self) -> None:
         self.known.clear()
@@ -121,5 +118,4 @@ class Cluster:
         return found
 
     def close(self) -> None:
-        for link in self.links.values():
-            link.close()
+        self.brokers.close()

@@ -19,7 +19,8 @@ which reports the loss as it always has.
 
 On any produce failure the worker forgets its producer id (its sequence numbers are
 no longer certain); the next task asks the target for a new one. The worker's event loop
-and cluster links are byte_cluster.py; the requests, byte_requests.py.
+and cluster links are byte_cluster.py; the requests, byte_requests.py; the target
+brokers' produce pipelines, byte_sink.py.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -40,7 +40,8 @@ from kmigrate.kafka.protocol.link import (
     BrokerLink,
 )
 from kmigrate.mirror.byte_cluster import runtime
-from kmigrate.mirror.byte_requests import Item, Partition, fetch_request, produce_request
+from kmigrate.mirror.byte_requests import Partition, fetch_request
+from kmigrate.mirror.byte_sink import Sink
 from kmigrate.mirror.copy_task import copy_ranges
 from kmigrate.mirror.ranges import (
     SOURCE_UNAVAILABLE,
@@ -49,28 +50,18 @@ from kmigrate.mirror.ranges import (
     RangePlan,
     RangeResult,
 )
-from kmigrate.model.offsets import OffsetRun, coalesce
+from kmigrate.mirror.written import partition_name
+from kmigrate.model.offsets import coalesce
 from kmigrate.spark.kafka_range import forget_client, worker_client
 
 T = TypeVar("T")
 
-IN_FLIGHT = 5  # produce requests per target connection (an idempotent producer's limit)
 _RETRIABLE_ID = {
     ErrorCode.coordinator_load_in_progress,
     ErrorCode.coordinator_not_available,
     ErrorCode.not_coordinator,
     ErrorCode.not_enough_replicas,
     ErrorCode.request_timed_out,
-}
-_TARGET_TRANSIENT = {
-    ErrorCode.not_leader_or_follower,
-    ErrorCode.leader_not_available,
-    ErrorCode.not_enough_replicas,
-    ErrorCode.not_enough_replicas_after_append,
-    ErrorCode.request_timed_out,
-    ErrorCode.unknown_topic_or_partition,
-    ErrorCode.kafka_storage_error,
-    ErrorCode.network_exception,
 }
 
 
@@ -107,8 +98,8 @@ class _ByteCopy:
         self.source = runtime().cluster(settings.source, "source")
         self.target = runtime().cluster(settings.target, "target")
         self.producer: _Producer = worker_client("byte-producer", settings.target, _Producer)
-        self.sinks: dict[tuple[str, int], _Sink] = {}  # by target broker address
-        self.sink_of: dict[tuple[str, int], _Sink] = {}  # by (topic, partition)
+        self.sinks: dict[tuple[str, int], Sink] = {}  # by target broker address
+        self.sink_of: dict[tuple[str, int], Sink] = {}  # by (topic, partition)
         self.total_read = 0
 
     async def run(self) -> list[Partition]:
@@ -134,11 +125,13 @@ class _ByteCopy:
             source, target = source_leaders.get(key), target_leaders.get(key)
             if source is None or target is None:
                 code = SOURCE_UNAVAILABLE if source is None else TARGET_UNAVAILABLE
-                part.fail(code, f"{_where(part.plan)} has no leader on the {code.split('-')[0]}")
+                part.fail(
+                    code, f"{partition_name(part.plan)} has no leader on the {code.split('-')[0]}"
+                )
                 continue
             lanes.setdefault(source, []).append(part)
             if target not in self.sinks:
-                self.sinks[target] = _Sink(self.target.link(target), self)
+                self.sinks[target] = Sink(self.target.link(target), self.forget_producer)
             self.sink_of[key] = self.sinks[target]
         await asyncio.gather(
             *(self._read(self.source.link(a), parts) for a, parts in lanes.items())
@@ -201,7 +194,8 @@ class _ByteCopy:
             elif time.monotonic() - stall > self.settings.outage_s:
                 for part in pending:
                     part.fail(
-                        SOURCE_UNAVAILABLE, f"no records from the source for {_where(part.plan)}"
+                        SOURCE_UNAVAILABLE,
+                        f"no records from the source for {partition_name(part.plan)}",
                     )
                 return
             if self.total_read >= self.settings.max_bytes:
@@ -218,7 +212,7 @@ class _ByteCopy:
             part.done = True
             return
         if data.error_code != ErrorCode.none:
-            part.fail(SOURCE_UNAVAILABLE, f"source {_where(plan)}: {data.error_code.name}")
+            part.fail(SOURCE_UNAVAILABLE, f"source {partition_name(plan)}: {data.error_code.name}")
             return
         records = data.records or b""
         aborted = [
@@ -273,104 +267,6 @@ class _ByteCopy:
                 sink.abandon(f"no answer from the target within {self.settings.flush_timeout_s:g}s")
 
 
-class _Sink:
-    """Produce requests to one target broker, ``IN_FLIGHT`` at most at once on one
-    connection. A request carries the next batch of every partition that has one
-    queued (brokers take one batch per partition per request), so a partition's batches
-    go in order, and its sequences with them; each answer is checked against the offset
-    each batch must land at."""
-
-    def __init__(self, link: BrokerLink, copy: _ByteCopy) -> None:
-        self.link, self.copy = link, copy
-        self.slots = asyncio.Semaphore(IN_FLIGHT)
-        self.queues: dict[tuple[str, int], deque[Item]] = {}
-        self.tasks: list[asyncio.Task[None]] = []
-        self.writer: asyncio.Task[None] | None = None
-
-    def send(self, part: Partition, header: bytes, body: memoryview, head: batch_copy.Head) -> None:
-        self.queues.setdefault(part.key, deque()).append(
-            (part, header, body, head, part.target_next)
-        )
-        if self.writer is None or self.writer.done():
-            self.writer = asyncio.ensure_future(self._write())
-
-    async def _write(self) -> None:
-        while any(self.queues.values()):
-            await self.slots.acquire()
-            items = []
-            for queue in self.queues.values():
-                while queue and queue[0][0].error is not None:
-                    queue.popleft()  # after a partition's first failure nothing more counts
-                if queue:
-                    items.append(queue.popleft())
-            if not items:
-                self.slots.release()
-                continue
-            self.tasks.append(asyncio.ensure_future(self._call(produce_request(items), items)))
-
-    async def _call(self, request: Any, items: list[Item]) -> None:
-        try:
-            answer = await self.link.call(request)
-        except (BackendUnavailable, OSError, TimeoutError) as exc:
-            self.copy.forget_producer()
-            for part, *_ in items:
-                part.fail(TARGET_UNAVAILABLE, f"target {_where(part.plan)}: {exc}")
-            return
-        finally:
-            self.slots.release()
-        replies = {
-            (topic.name, int(reply.index)): reply
-            for topic in answer.responses
-            for reply in topic.partition_responses
-        }
-        for part, _, _, head, at in items:
-            self._check(part, head, at, replies.get(part.key))
-
-    def _check(self, part: Partition, head: batch_copy.Head, at: int, reply: Any) -> None:
-        """Count the batch sent for ``part`` to land at ``at``, or fail the partition."""
-        plan = part.plan
-        if part.error is not None:
-            return
-        if reply is None:
-            self.copy.forget_producer()
-            part.fail("kafka", f"producing to {_where(plan)}: the broker did not answer for it")
-            return
-        if reply.error_code != ErrorCode.none:
-            self.copy.forget_producer()
-            code = TARGET_UNAVAILABLE if reply.error_code in _TARGET_TRANSIENT else "kafka"
-            detail = f": {reply.error_message}" if reply.error_message else ""
-            part.fail(code, f"producing to {_where(plan)} failed: {reply.error_code.name}{detail}")
-            return
-        if int(reply.base_offset) != at or at != part.acked_next:
-            self.copy.forget_producer()
-            part.fail(
-                "foreign-write",
-                _FOREIGN.format(where=_where(plan), target=min(at, int(reply.base_offset))),
-            )
-            return
-        part.runs.append(OffsetRun(head.base, at, head.offsets))
-        part.acked_next = at + head.offsets
-
-    async def drain(self) -> None:
-        while self.writer is not None and not self.writer.done():
-            await self.writer
-        while self.tasks:
-            tasks, self.tasks = self.tasks, []
-            await asyncio.gather(*tasks)
-
-    def abandon(self, why: str) -> None:
-        self.copy.forget_producer()
-        if self.writer is not None:
-            self.writer.cancel()
-        for task in self.tasks:
-            task.cancel()
-        for queue in self.queues.values():
-            for part, *_ in queue:
-                part.fail(TARGET_UNAVAILABLE, why)
-            queue.clear()
-        self.link.close()
-
-
 def _finish(settings: CopySettings, parts: list[Partition]) -> Iterator[RangeResult]:
     """Each partition's result. What the byte copy handed on goes to the record copier
     (after every batch before it was acknowledged), all those ranges together."""
@@ -410,13 +306,3 @@ def _joined(first: RangeResult, then: RangeResult) -> RangeResult:
     elif then.next_offset is not None:
         first.next_offset = then.next_offset
     return first
-
-
-def _where(plan: RangePlan) -> str:
-    return f"{plan.topic}[{plan.partition}]"
-
-
-_FOREIGN = (
-    "target partition {where} was written by something other than the mirror near "
-    "target offset {target}; stop that writer (a mirror topic has one writer until promoted)"
-)

@@ -38,7 +38,6 @@ from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from confluent_kafka import (
-    TIMESTAMP_CREATE_TIME,
     TIMESTAMP_NOT_AVAILABLE,
     KafkaError,
     KafkaException,
@@ -53,6 +52,15 @@ from kmigrate.mirror.ranges import (
     RangePlan,
     RangeResult,
 )
+from kmigrate.mirror.written import (
+    Chunk,
+    behind,
+    chunk_problem,
+    foreign,
+    partition_name,
+    partitions_named,
+    same,
+)
 from kmigrate.model.offsets import coalesce, runs_from_deliveries, runs_of_chunk
 from kmigrate.spark.kafka_range import (
     OffsetRange,
@@ -64,39 +72,6 @@ from kmigrate.spark.kafka_range import (
 from kmigrate.spark.kafka_ranges import RangesReader
 
 _METADATA_LAGS = {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
-
-
-class _Chunk:
-    """Records produced back to back; delivery reports for the first and last only."""
-
-    __slots__ = ("error", "fatal", "first", "last", "sources")
-
-    def __init__(self, sources: list[int]) -> None:
-        self.sources = sources
-        self.first: int | None = None
-        self.last: int | None = None
-        self.error: str | None = None
-        self.fatal = False  # the producer cannot go on (gapless guarantee, fencing)
-
-    def on_first(self, error: KafkaError | None, message: Any) -> None:
-        if error is not None:
-            self.failed(error)
-        else:
-            self.first = message.offset()
-
-    def on_last(self, error: KafkaError | None, message: Any) -> None:
-        if error is not None:
-            self.failed(error)
-        else:
-            self.last = message.offset()
-
-    def failed(self, error: KafkaError) -> None:
-        self.error = self.error or error.str()
-        self.fatal = self.fatal or error.fatal()
-
-    def on_both(self, error: KafkaError | None, message: Any) -> None:
-        self.on_first(error, message)
-        self.on_last(error, message)
 
 
 def copy_ranges(settings: CopySettings, plans: Iterable[RangePlan]) -> Iterator[RangeResult]:
@@ -137,7 +112,7 @@ def _copy_together(settings: CopySettings, plans: list[RangePlan]) -> Iterator[R
         if output.abandoned or size >= settings.max_bytes:
             break
     reader.close()
-    remaining = output.drain(_partitions(plans))
+    remaining = output.drain(partitions_named(plans))
     for key, copy in copies.items():
         # Only a range read to its end is done; one the byte limit cut goes on from where
         # reading stopped (its iterator closed on the break: ``reader.open`` is empty).
@@ -230,7 +205,7 @@ class _RangeCopy:
         self.result = RangeResult(plan.topic, plan.partition)
         output.results.append(self.result)
         self.verified: list[tuple[int, int]] = []  # (source, target) found on the target
-        self.chunks: list[_Chunk] = []
+        self.chunks: list[Chunk] = []
         self.on_target: Generator[Any, None, None] | None = None  # records to read back
         self.producer: Producer = output.producer
         self.read_to: int | None = None  # the source offset after the last record read
@@ -242,7 +217,7 @@ class _RangeCopy:
     def run(self) -> RangeResult:
         plan, result = self.plan, self.result
         if plan.actual_end < plan.expected_end:
-            result.fail("foreign-write", _behind(plan))
+            result.fail("foreign-write", behind(plan))
             return result
         try:
             self._copy()
@@ -253,7 +228,7 @@ class _RangeCopy:
             result.fail(TARGET_UNAVAILABLE if transient else "kafka", _read_failure(exc.cause))
         finally:
             self._close_reader()
-        self.finish(self.output.drain(_where(self.plan)) if self.chunks else 0)
+        self.finish(self.output.drain(partition_name(self.plan)) if self.chunks else 0)
         return result
 
     def _copy(self) -> None:
@@ -295,9 +270,9 @@ class _RangeCopy:
             if self.on_target is None:
                 self.on_target = self._target_records()
             found = next(self.on_target, None)
-            if found is None or found.offset() != target_offset or not _same(found, message):
+            if found is None or found.offset() != target_offset or not same(found, message):
                 self.result.fail(
-                    "foreign-write", _foreign(self.plan, target_offset, message.offset())
+                    "foreign-write", foreign(self.plan, target_offset, message.offset())
                 )
                 return []
             self.verified.append((message.offset(), target_offset))
@@ -326,7 +301,7 @@ class _RangeCopy:
 
     def _send(self, messages: list[Any]) -> int:
         """Produce ``messages`` as one chunk; returns their key and value bytes."""
-        chunk = _Chunk([m.offset() for m in messages])
+        chunk = Chunk([m.offset() for m in messages])
         self.chunks.append(chunk)
         last = len(messages) - 1
         size = 0
@@ -365,7 +340,7 @@ class _RangeCopy:
                 # The queue is full: wait for acknowledgements, unless they stopped coming.
                 self.producer.poll(0.05)
                 if stall.stuck(len(self.producer)):
-                    self.output.abandon(_where(self.plan))
+                    self.output.abandon(partition_name(self.plan))
                     return False
             except KafkaException as exc:
                 code = exc.args[0].code() if exc.args else None
@@ -377,7 +352,7 @@ class _RangeCopy:
                     self.chunks[-1].failed(exc.args[0])
                 else:
                     self.chunks[-1].error = f"{exc}"
-                self.result.fail("kafka", f"producing to {_where(self.plan)} failed: {exc}")
+                self.result.fail("kafka", f"producing to {partition_name(self.plan)} failed: {exc}")
                 return False
 
     def finish(self, remaining: int) -> None:
@@ -387,8 +362,8 @@ class _RangeCopy:
         runs = runs_from_deliveries(self.verified)
         expected = plan.expected_end + len(self.verified)
         for chunk in self.chunks:
-            problem = _chunk_problem(
-                chunk, expected, remaining, self.settings.flush_timeout_s, _where(plan)
+            problem = chunk_problem(
+                chunk, expected, remaining, self.settings.flush_timeout_s, partition_name(plan)
             )
             if problem is not None:
                 result.fail(*problem)
@@ -403,37 +378,6 @@ class _RangeCopy:
         if result.error is not None:
             # Only what was verifiably written counts; the rest is read again next time.
             result.next_offset = result.runs[-1].source_end if result.runs else None
-
-
-def _chunk_problem(
-    chunk: _Chunk, expected: int, remaining: int, timeout_s: float, where: str
-) -> tuple[str, str] | None:
-    """Why this chunk cannot count as written at target offsets ``expected`` on, if so."""
-    if chunk.error is not None:
-        return "kafka", f"producing to {where} failed: {chunk.error}"
-    if chunk.first is None or chunk.last is None:
-        what = "were not acknowledged within" if remaining else "got no delivery report in"
-        return "kafka", f"{len(chunk.sources)} record(s) to {where} {what} {timeout_s:g}s"
-    span = chunk.last - chunk.first + 1
-    if chunk.first != expected or span > len(chunk.sources):
-        return "foreign-write", _FOREIGN.format(where=where, target=min(expected, chunk.first))
-    if span < len(chunk.sources):
-        return "kafka", (
-            f"{len(chunk.sources) - span} record(s) copied from source offset "
-            f"{chunk.sources[0]} on were dropped by the producer while later ones reached "
-            f"{where}: the target copy has a gap; roll the topic back and mirror it again"
-        )
-    return None
-
-
-def _where(plan: RangePlan) -> str:
-    return f"{plan.topic}[{plan.partition}]"
-
-
-def _partitions(plans: list[RangePlan]) -> str:
-    if len(plans) == 1:
-        return _where(plans[0])
-    return f"{_where(plans[0])} and {len(plans) - 1} more target partition(s)"
 
 
 def _read_failure(exc: RangeReadError) -> str:
@@ -453,35 +397,3 @@ class _Stall:
         if outstanding < self.best:
             self.best, self.since = outstanding, time.monotonic()
         return time.monotonic() - self.since > self.limit_s
-
-
-_FOREIGN = (
-    "target partition {where} was written by something other than the mirror near "
-    "target offset {target}; stop that writer (a mirror topic has one writer until promoted)"
-)
-
-
-def _behind(plan: RangePlan) -> str:
-    return (
-        f"target partition {_where(plan)} ends at offset {plan.actual_end} "
-        f"but the mirror wrote up to {plan.expected_end}: records were deleted from it "
-        "or the topic was recreated"
-    )
-
-
-def _foreign(plan: RangePlan, target_offset: int, source_offset: int) -> str:
-    return (
-        f"target partition {_where(plan)} was written by something other than "
-        f"the mirror: the record at target offset {target_offset} is not the copy of source "
-        f"offset {source_offset}; "
-        "stop that writer (a mirror topic has one writer until promoted)"
-    )
-
-
-def _same(found: Any, message: Any) -> bool:
-    if found.key() != message.key() or found.value() != message.value():
-        return False
-    if list(found.headers() or ()) != list(message.headers() or ()):
-        return False
-    kind, ts = found.timestamp()
-    return bool(kind != TIMESTAMP_CREATE_TIME or ts == message.timestamp()[1])

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from kmigrate.errors import ConflictError
-from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schema_registry.client import SchemaRegistry
 from kmigrate.schemas.plan import IMPORT, CopyPlan, RegistryView
 
 Progress = Callable[[str], None]

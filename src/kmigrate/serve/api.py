@@ -21,8 +21,8 @@ from kmigrate.errors import (
     KMigrateError,
     NotFoundError,
 )
-from kmigrate.gateway.control.registry import configured
 from kmigrate.gateway.control.report import migrations_json
+from kmigrate.gateway.control.shared_state import configured
 from kmigrate.groups.migrate import migrate_group
 from kmigrate.groups.plan import plan_group
 from kmigrate.groups.report import migrate_json, plan_json

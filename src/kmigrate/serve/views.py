@@ -8,6 +8,8 @@ from contextlib import ExitStack
 from typing import Any
 
 from kmigrate.config import Settings
+from kmigrate.ensemble_move.move import ensemble_move
+from kmigrate.ensemble_move.report import status_json as zk_move_json
 from kmigrate.errors import KMigrateError, NotFoundError
 from kmigrate.jsonable import to_jsonable
 from kmigrate.kafka.admin import ClusterAdmin
@@ -24,8 +26,6 @@ from kmigrate.store import Store
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store.links import list_links, require_link
 from kmigrate.store.migrations import events_of, items_of, migration_names
-from kmigrate.zk.move import ensemble_move
-from kmigrate.zk.report import status_json as zk_move_json
 
 log = logging.getLogger(__name__)
 

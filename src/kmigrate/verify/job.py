@@ -25,7 +25,7 @@ from kmigrate.config.tuning import count_from_env
 from kmigrate.errors import ConfigError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import Gap, Link, TopicState
-from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schema_registry.client import SchemaRegistry
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import gaps_of, load_partitions

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kmigrate.config import load_settings
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
 from tests import zygote

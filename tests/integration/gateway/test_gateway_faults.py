@@ -23,7 +23,7 @@ import pytest
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.gateway.control.command import MoveRequest, move
 from kmigrate.gateway.control.marks import MARK_EVERY_S
-from kmigrate.gateway.control.registry import setup_of
+from kmigrate.gateway.control.shared_state import setup_of
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager

@@ -33,8 +33,8 @@ from fastapi.testclient import TestClient
 from kmigrate.config import load_settings
 from kmigrate.gateway.control.partition_moves import Mode, begin
 from kmigrate.gateway.control.placement import leader_of
-from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.net import free_ports
 from kmigrate.serve.app import create_app

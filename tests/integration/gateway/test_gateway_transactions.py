@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.maven import cache_dir, fetch_jars
 from tests.helpers import java_on, run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters

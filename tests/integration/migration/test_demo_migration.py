@@ -16,7 +16,7 @@ import pytest
 
 from kmigrate.config import DEFAULT_SANDBOX_DIR, SANDBOX_CONFIG_NAME, ClusterConfig, load_settings
 from kmigrate.demo.scenario import HISTORY, Screen, run_demo
-from kmigrate.gateway.control.registry import configured
+from kmigrate.gateway.control.shared_state import configured
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.migration.observe import Snapshot

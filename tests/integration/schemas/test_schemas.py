@@ -36,9 +36,9 @@ from kmigrate.kafka.records import read_partition
 from kmigrate.migration.plan import load_plan
 from kmigrate.model.schemas import Schema, SchemaVersion, framed_id
 from kmigrate.net import free_ports
-from kmigrate.registry.client import SchemaRegistry
 from kmigrate.sandbox import process
 from kmigrate.sandbox import schema_registry as sandbox_registry
+from kmigrate.schema_registry.client import SchemaRegistry
 from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.cli_contract.harness import run_in
 from tests.integration.conftest import Clusters

@@ -13,12 +13,12 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from kmigrate.config import load_settings
+from kmigrate.ensemble_move.move import ensemble_move
+from kmigrate.ensemble_move.plan import plan_move
 from kmigrate.serve.app import create_app
 from kmigrate.store import reassignments as stored_moves
 from kmigrate.store import store_for
-from kmigrate.zk.move import ensemble_move
-from kmigrate.zk.plan import plan_move
-from tests.unit.zk.test_zk_plan import _kafka, _view
+from tests.unit.ensemble_move.test_zk_plan import _kafka, _view
 
 SECRET = "pa55-w0rd-never-shown"
 PLAN_TO_NOWHERE = "name: m\nsource: a\ntarget: zz\ntopics: [{name: t, partitions: 1}]\n"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from kmigrate.ensemble_move.move import ensemble_move
 from kmigrate.kraft.conversion import kraft_conversion
 from kmigrate.store import open_store
-from kmigrate.zk.move import ensemble_move
 
 OLD_DDL = """
 CREATE TABLE zk_moves (

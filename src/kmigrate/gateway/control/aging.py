@@ -21,8 +21,8 @@ from kmigrate.config import ClusterConfig
 from kmigrate.errors import ConflictError, KMigrateError, TopicNotFoundError
 from kmigrate.gateway.control.mover import answers
 from kmigrate.gateway.control.partition_moves import Migration, Mode, Status
-from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 
 log = logging.getLogger("kmigrate.gateway.aging")  # as before the move (logs)

@@ -20,9 +20,9 @@ from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundE
 from kmigrate.gateway.control import mover
 from kmigrate.gateway.control.aging import Audit
 from kmigrate.gateway.control.placement import Instance
-from kmigrate.gateway.control.registry import Setup, setup_of
 from kmigrate.gateway.control.report import migrations_json
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
+from kmigrate.gateway.control.shared_state import Setup, setup_of
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.store import store_for
 from kmigrate.store.migrations import record_event

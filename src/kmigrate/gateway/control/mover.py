@@ -45,8 +45,8 @@ from kmigrate.gateway.control.partition_moves import (
     check_start,
     writers_key,
 )
-from kmigrate.gateway.control.registry import Registry
 from kmigrate.gateway.control.routes import RoutingTable, TopicRoute
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import TopicInfo
 from kmigrate.zookeeper import NoNodeError

@@ -2,7 +2,7 @@
 that holds its partitions (one cluster per topic, with per-partition exceptions).
 
 Pure: the table is a value kept as JSON in ZooKeeper; every change is a new table
-written with a compare-and-set on the znode's version (kmigrate.gateway.control.registry).
+written with a compare-and-set on the znode's version (kmigrate.gateway.control.shared_state).
 A topic that is not in the table does not exist for the gateway's clients. Next to the
 routes live each partition's migrations (kmigrate.gateway.control.partition_moves), the shielded
 clusters and the default route (the cluster where topics clients create through the

@@ -15,13 +15,8 @@ from kio.schema.errors import ErrorCode
 from kmigrate.codec.sasl import SaslClient
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.protocol import wire
-from kmigrate.kafka.protocol.link import (
-    BackendUnavailable,
-    BrokerLink,
-    host_port,
-    sasl_of,
-    tls_of,
-)
+from kmigrate.kafka.protocol.brokers import Brokers
+from kmigrate.kafka.protocol.link import BackendUnavailable, BrokerLink, sasl_of, tls_of
 
 FETCH = 1  # api key
 
@@ -61,12 +56,15 @@ class Backend:
     def __init__(self, config: ClusterConfig, client_id: str) -> None:
         self.name = config.name
         self.client_id = client_id
-        self.bootstrap = [host_port(s) for s in config.bootstrap_servers.split(",")]
-        self._sasl = sasl_factory(config)
-        self._tls = tls_of(config.as_librdkafka(), config.name)
+        self.brokers = Brokers(
+            f"cluster {config.name}",
+            config.bootstrap_servers,
+            client_id,
+            sasl_factory(config),
+            tls_of(config.as_librdkafka(), config.name),
+        )
         self.view = ClusterView()
         self.versions: dict[int, tuple[int, int]] = {}
-        self._links: dict[tuple[str, int, str], BrokerLink] = {}
         self._fetch_links: dict[tuple[str, int, str], list[BrokerLink]] = {}  # idle ones
         self._coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> broker
         self._refreshing: asyncio.Lock = asyncio.Lock()
@@ -75,11 +73,9 @@ class Backend:
 
     def link(self, host: str, port: int, identity: Identity | None = None) -> BrokerLink:
         """The connection to ``host:port`` as ``identity`` (None: the gateway's own)."""
-        key = (host, port, identity.name if identity else "")
-        if key not in self._links:
-            sasl = identity.sasl if identity else self._sasl
-            self._links[key] = BrokerLink(host, port, self.client_id, sasl, self._tls)
-        return self._links[key]
+        if identity is None:
+            return self.brokers.link(host, port)
+        return self.brokers.link(host, port, identity.name, identity.sasl)
 
     async def call_broker(
         self,
@@ -101,9 +97,9 @@ class Backend:
         """A fetch on a connection of its own: a broker answers a connection's requests
         one at a time, so a fetch waiting there for data (up to its max wait) would hold
         every produce and fetch behind it; it waits like a client's own connection."""
-        idle = self._fetch_links.setdefault((*address, identity.name if identity else ""), [])
-        sasl = identity.sasl if identity else self._sasl
-        link = idle.pop() if idle else BrokerLink(*address, self.client_id, sasl, self._tls)
+        as_whom, sasl = (identity.name, identity.sasl) if identity else ("", None)
+        idle = self._fetch_links.setdefault((*address, as_whom), [])
+        link = idle.pop() if idle else self.brokers.new_link(address, as_whom, sasl)
         try:
             answer = await link.call(body)
         except BaseException:  # broken, or given up on (cancelled): never reused
@@ -114,13 +110,7 @@ class Backend:
 
     async def call_any(self, body: Any) -> Any:
         """``body`` sent to the first broker that answers (known brokers, then bootstrap)."""
-        failures = []
-        for address in [*self.view.brokers.values(), *self.bootstrap]:
-            try:
-                return await self.link(*address).call(body)
-            except BackendUnavailable as exc:
-                failures.append(str(exc))
-        raise BackendUnavailable(f"cluster {self.name}: no broker answers ({failures[-1]})")
+        return await self.brokers.call_any(body, self.view.brokers.values())
 
     async def call_controller(self, body: Any) -> Any:
         """``body`` sent to the broker the cluster names its controller (a ZooKeeper-mode
@@ -133,7 +123,8 @@ class Backend:
         return await self.call_any(body)
 
     def close(self) -> None:
-        for link in [*self._links.values(), *(k for ks in self._fetch_links.values() for k in ks)]:
+        self.brokers.close()
+        for link in (k for ks in self._fetch_links.values() for k in ks):
             link.close()
 
     # ------------------------------------------------------------ metadata

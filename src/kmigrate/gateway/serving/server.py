@@ -28,7 +28,7 @@ from kmigrate.gateway.control.marks import MARK_EVERY_S, Key, Store, encode
 from kmigrate.gateway.control.placement import Instance
 from kmigrate.gateway.control.principals import ACTING
 from kmigrate.gateway.control.producers import ProducerIds
-from kmigrate.gateway.control.registry import Registry
+from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.gateway.protocol.backend import Backend, BackendUnavailable
 from kmigrate.gateway.serving.authentication import SASL_APIS, SASL_VERSIONS, Access, Authenticator
 from kmigrate.gateway.serving.dispatch import Gateway

@@ -25,14 +25,14 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
 
 from kmigrate.config import ClusterConfig, load_settings
+from kmigrate.ensemble_move.plan import load_plan
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.model.cluster import AclEntry
 from kmigrate.sandbox.state import load_state
-from kmigrate.zk.plan import load_plan
 from tests.helpers import run_cli, seeded, unique
+from tests.integration.ensemble_move.conftest import old_and_new
 from tests.integration.traffic import Group, Traffic
-from tests.integration.zk.conftest import old_and_new
 from tests.killpoints import choose
 from tests.killrun import kill_at_point
 

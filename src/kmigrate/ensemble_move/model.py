@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kmigrate.zk.members import Member
+from kmigrate.ensemble_move.members import Member
 
 
 @dataclass(frozen=True)

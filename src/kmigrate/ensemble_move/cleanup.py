@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kmigrate.ensemble_move.plan import ZkMovePlan
 from kmigrate.errors import ConflictError
-from kmigrate.zk.plan import ZkMovePlan
 from kmigrate.zookeeper.session import session
 
 

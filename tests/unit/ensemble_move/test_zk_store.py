@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.ensemble_move.move import ensemble_move
 from kmigrate.errors import ConflictError
 from kmigrate.model.operations import MoveEvent, MoveRecord
 from kmigrate.store import Store, open_store
-from kmigrate.zk.move import ensemble_move
 
 
 def begin_move(store: Store, kafka: str, plan_yaml: str) -> MoveRecord:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterError
-from kmigrate.registry.client import SchemaRegistry
+from kmigrate.schema_registry.client import SchemaRegistry
 
 
 @dataclass(frozen=True)

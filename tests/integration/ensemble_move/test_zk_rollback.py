@@ -26,9 +26,9 @@ from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
 from tests.helpers import run_cli, unique, wait_for
+from tests.integration.ensemble_move.conftest import old_and_new
+from tests.integration.ensemble_move.test_zk_move import _migrate, server_ids_and_root
 from tests.integration.traffic import Traffic
-from tests.integration.zk.conftest import old_and_new
-from tests.integration.zk.test_zk_move import _migrate, server_ids_and_root
 from tests.killpoints import KillPoint
 from tests.killrun import kill_at_point, kmigrate
 

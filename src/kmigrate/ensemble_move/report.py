@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kmigrate.ensemble_move.plan import parse_plan
 from kmigrate.model.operations import MoveRecord
-from kmigrate.zk.plan import parse_plan
 
 
 def status_json(move: MoveRecord) -> dict[str, Any]:

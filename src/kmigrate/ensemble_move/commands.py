@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kmigrate import templates
+from kmigrate.ensemble_move.members import Member
 from kmigrate.errors import ConfigError
-from kmigrate.zk.members import Member
 
 PLACEHOLDERS = {
     "restart_broker": ("--restart-command", {"host", "broker", "zookeeper_connect"}),

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.zk.members import (
+from kmigrate.ensemble_move.members import (
     Member,
     keeps_majority,
     majority,
@@ -18,9 +17,10 @@ from kmigrate.zk.members import (
     parse_member,
     voters,
 )
-from kmigrate.zk.model import EnsembleView, KafkaOnZk
-from kmigrate.zk.plan import parse_plan, plan_move
-from kmigrate.zk.world import chroot_of
+from kmigrate.ensemble_move.model import EnsembleView, KafkaOnZk
+from kmigrate.ensemble_move.plan import parse_plan, plan_move
+from kmigrate.ensemble_move.world import chroot_of
+from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.zookeeper.tree import Znode, digest, first_difference
 
 

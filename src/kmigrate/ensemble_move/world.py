@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from kmigrate.config import EnsembleConfig
+from kmigrate.ensemble_move.members import Member, parse_config
+from kmigrate.ensemble_move.model import EnsembleView, KafkaOnZk
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.retry import WaitPolicy
-from kmigrate.zk.members import Member, parse_config
-from kmigrate.zk.model import EnsembleView, KafkaOnZk
 from kmigrate.zookeeper import znodes
 from kmigrate.zookeeper.reconfig import dynamic_config
 from kmigrate.zookeeper.session import session

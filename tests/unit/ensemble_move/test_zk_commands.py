@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kmigrate.ensemble_move.commands import CommandOperator, Templates
+from kmigrate.ensemble_move.members import parse_member
 from kmigrate.errors import CommandFailedError, ConfigError
-from kmigrate.zk.commands import CommandOperator, Templates
-from kmigrate.zk.members import parse_member
 
 SERVERS = [
     parse_member("server.1=zk1.old:2888:3888:participant;zk1.old:2181"),

@@ -2,7 +2,7 @@
 
 The move itself only decides what must happen; an operator does it: the sandbox for
 its own processes (kmigrate.sandbox.zk_operator), the operator's command templates on
-real hosts (kmigrate.zk.commands).
+real hosts (kmigrate.ensemble_move.commands).
 """
 
 from __future__ import annotations

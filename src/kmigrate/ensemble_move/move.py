@@ -13,16 +13,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kmigrate.errors import ConflictError, KMigrateError
-from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
-from kmigrate.model.operations import ENSEMBLE_MOVE
-from kmigrate.runbook import guards
-from kmigrate.runbook.operation import Kind, Operation, Phased
-from kmigrate.zk.members import Member, parse_member
-from kmigrate.zk.operator import Operator
-from kmigrate.zk.plan import ZkMovePlan
-from kmigrate.zk.world import (
+from kmigrate.ensemble_move.members import Member, parse_member
+from kmigrate.ensemble_move.operator import Operator
+from kmigrate.ensemble_move.plan import ZkMovePlan
+from kmigrate.ensemble_move.world import (
     cluster_id,
     dynamic_members,
     each_answers_for,
@@ -30,6 +24,12 @@ from kmigrate.zk.world import (
     is_member,
     registered_brokers,
 )
+from kmigrate.errors import ConflictError, KMigrateError
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.retry import WaitPolicy
+from kmigrate.model.operations import ENSEMBLE_MOVE
+from kmigrate.runbook import guards
+from kmigrate.runbook.operation import Kind, Operation, Phased
 from kmigrate.zookeeper import reconfig
 from kmigrate.zookeeper.tree import digest, first_difference, read_tree
 from kmigrate.zookeeper.words import last_zxid, server_mode

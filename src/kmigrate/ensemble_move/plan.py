@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kmigrate.config import read_user_file
 from kmigrate.documents import validated, yaml_mapping
+from kmigrate.ensemble_move.members import connect_string, keeps_majority, voters
+from kmigrate.ensemble_move.model import EnsembleView, KafkaOnZk
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.zk.members import connect_string, keeps_majority, voters
-from kmigrate.zk.model import EnsembleView, KafkaOnZk
 
 PLAN_KIND = "kmigrate-zookeeper-move"
 HEADER = """\

@@ -21,7 +21,13 @@ from kmigrate.store.links import require_link
 from kmigrate.verify.by_link import verify_link
 from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
-from kmigrate.verify.job import Sides, plan_position, read_start_file, verify
+from kmigrate.verify.job import (
+    Sides,
+    driver_offsets_from_env,
+    plan_position,
+    read_start_file,
+    verify,
+)
 from kmigrate.verify.report import VerifyReport, record_json, report_json
 from kmigrate.verify.schema_ids import UNKNOWN
 
@@ -79,6 +85,7 @@ def _run(
     start: str | None,
     quiet: bool,
 ) -> VerifyReport:
+    in_driver = driver_offsets_from_env()  # checked before any store or cluster is asked
     progress = (lambda _m: None) if quiet else render.progress
     settings = app.settings
     pattern = compile_topics(topics) if topics else None
@@ -86,7 +93,8 @@ def _run(
         if source or target or start:
             raise ConfigError("--source/--target/--from are for verifying without --link")
         store = store_for(settings)
-        return verify_link(settings, store, require_link(store, link_name), pattern, progress)
+        link = require_link(store, link_name)
+        return verify_link(settings, store, link, pattern, progress, in_driver)
     if not (source and target and pattern):
         raise ConfigError("pass --link LINK, or --source A --target B --topics REGEX")
     source_cfg, target_cfg = app.cluster(source), app.cluster(target)
@@ -102,6 +110,7 @@ def _run(
             mode="position",
             link=None,
             progress=progress,
+            driver_offsets=in_driver,
         )
 
 

@@ -73,7 +73,6 @@ class Cluster:
     leaders, from its librdkafka settings."""
 
     def __init__(self, conf: dict[str, Any], role: str) -> None:
-        self.role = role
         self.brokers = Brokers(
             f"the {role} cluster",
             str(conf["bootstrap.servers"]),

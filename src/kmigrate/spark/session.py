@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from collections.abc import Callable, Mapping
@@ -91,8 +90,8 @@ def jvm_log_path() -> Path:
 
 def _launch_gateway(conf: Any, log: Path) -> Any:
     """Spark's JVM started with its stdout and stderr in ``log``: its start-up warnings
-    would bury kmigrate's one-line messages. Only the JVM's streams go there, so the
-    context can start in a thread while kmigrate prints (start_in_background)."""
+    would bury kmigrate's one-line messages. Only the JVM's streams go there: kmigrate's
+    own output stays where it was."""
     from pyspark.java_gateway import launch_gateway
 
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -101,31 +100,6 @@ def _launch_gateway(conf: Any, log: Path) -> Any:
         return launch_gateway(conf, popen_kwargs={"stdout": fd, "stderr": fd})
     finally:
         os.close(fd)  # the JVM holds its own copy
-
-
-class Starting:
-    """A SparkContext starting in a thread while the caller does other work (plans,
-    reads offsets): the JVM's seconds of start-up overlap it. ``get`` waits for it."""
-
-    def __init__(self, factory: Callable[[], SparkContext]) -> None:
-        self._factory = factory
-        self._context: SparkContext | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="spark-start", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._context = self._factory()
-        except BaseException as exc:  # handed to the caller by get()
-            self._error = exc
-
-    def get(self) -> SparkContext:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._context is not None
-        return self._context
 
 
 class OnDemand:

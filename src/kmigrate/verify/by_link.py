@@ -21,6 +21,7 @@ def verify_link(
     link: Link,
     pattern: re.Pattern[str] | None,
     progress: Callable[[str], None],
+    driver_offsets: int | None = None,
 ) -> VerifyReport:
     source_cfg, target_cfg = settings.cluster(link.source), settings.cluster(link.target)
     with ClusterAdmin(source_cfg) as s, ClusterAdmin(target_cfg) as t:
@@ -32,4 +33,5 @@ def verify_link(
             mode="link",
             link=link.name,
             progress=progress,
+            driver_offsets=driver_offsets,
         )

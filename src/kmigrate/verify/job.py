@@ -198,6 +198,12 @@ def _one_line(exc: Exception) -> str:
     return text[0][:120] if text else type(exc).__name__
 
 
+def driver_offsets_from_env() -> int:
+    """``KMIGRATE_VERIFY_DRIVER_OFFSETS`` (default DRIVER_OFFSETS); a ConfigError (exit
+    2) for anything but a whole number. The CLI reads it before any store or cluster."""
+    return count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS)
+
+
 def source_offsets(checks: list[PartitionCheck]) -> int:
     """The source offsets the checks digest (their target counterparts aside)."""
     return sum(c.source.size for c in checks if c.source and c.source.size)
@@ -214,7 +220,7 @@ def run_checks(
     target_spans = {(c.topic, c.partition): c.target for c in checks if c.target and c.target.size}
     tails = {(c.topic, c.partition): c for c in checks if c.tail is not None}
     comparable = sum(1 for c in checks if c.source is not None and c.target is not None)
-    offsets = sum(s.size for s in source_spans.values())
+    offsets = source_offsets(checks)
     where = f"on Spark ({spark.master})" if spark is not None else "in this process"
     progress(
         f"digesting {comparable} partition(s), up to {offsets:,} source offsets and "
@@ -440,9 +446,12 @@ def verify(
     mode: str,
     link: str | None,
     progress: Progress,
+    driver_offsets: int | None = None,
 ) -> VerifyReport:
+    """``driver_offsets``: the most source offsets digested in this process (None: from
+    the environment, ``driver_offsets_from_env``)."""
     started = time.time()
-    in_driver = count_from_env(DRIVER_OFFSETS_ENV, DRIVER_OFFSETS)
+    in_driver = driver_offsets_from_env() if driver_offsets is None else driver_offsets
     checks = plan()
     if not checks:
         raise ConfigError("nothing to verify: no partition matches (is the link mirroring?)")

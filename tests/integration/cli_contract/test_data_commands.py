@@ -442,17 +442,17 @@ def test_json_errors_are_one_object(
 
 
 @pytest.mark.parametrize(
-    ("name", "value"),
-    [("KMIGRATE_MIRROR_TASK_BYTES", "lots"), ("KMIGRATE_MIRROR_DRIVER_OFFSETS", "-1")],
+    ("name", "value", "argv"),
+    [
+        ("KMIGRATE_MIRROR_TASK_BYTES", "lots", (*START, "--topics", "t")),
+        ("KMIGRATE_MIRROR_DRIVER_OFFSETS", "-1", (*START, "--topics", "t")),
+        ("KMIGRATE_VERIFY_DRIVER_OFFSETS", "some", ("verify", "--link", "l")),
+    ],
 )
 def test_a_bad_tuning_variable_is_refused_before_any_cluster_is_asked(
-    name: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, value: str, argv: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.integration.cli_contract.harness import check
 
     monkeypatch.setenv(name, value)
-    check(
-        tmp_path,
-        case(*START, "--topics", "t", exit=2, says=f"{name} must be a whole number"),
-        monkeypatch,
-    )
+    check(tmp_path, case(*argv, exit=2, says=f"{name} must be a whole number"), monkeypatch)

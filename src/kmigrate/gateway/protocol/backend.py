@@ -55,7 +55,6 @@ class Backend:
 
     def __init__(self, config: ClusterConfig, client_id: str) -> None:
         self.name = config.name
-        self.client_id = client_id
         self.brokers = Brokers(
             f"cluster {config.name}",
             config.bootstrap_servers,

@@ -42,8 +42,7 @@ class Brokers:
         one of its own logged in with ``sasl`` (a client the gateway speaks for)."""
         key = (host, port, as_whom)
         if key not in self._links:
-            login = sasl if as_whom else self.sasl
-            self._links[key] = BrokerLink(host, port, self.client_id, login, self.tls)
+            self._links[key] = self.new_link((host, port), as_whom, sasl)
         return self._links[key]
 
     def new_link(

@@ -45,13 +45,13 @@ system-deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi
 
-# Test clients from other ecosystems (tests/ecosystems): franz-go, modules from the Go module proxy.
+# Test clients from other ecosystems (harness/ecosystems): franz-go, modules from the Go module proxy.
 FRANZ := $(abspath $(KMIGRATE_CACHE))/clients/franz
-FRANZ_SRC := $(wildcard tests/ecosystems/franz-go/*.go) tests/ecosystems/franz-go/go.mod tests/ecosystems/franz-go/go.sum
+FRANZ_SRC := $(wildcard harness/ecosystems/franz-go/*.go) harness/ecosystems/franz-go/go.mod harness/ecosystems/franz-go/go.sum
 clients: $(FRANZ)
 $(FRANZ): $(FRANZ_SRC)
 	@command -v go >/dev/null || { echo "the franz-go test client needs Go >= 1.26 on PATH"; exit 1; }
-	cd tests/ecosystems/franz-go && go build -trimpath -buildvcs=false -o $@ .
+	cd harness/ecosystems/franz-go && go build -trimpath -buildvcs=false -o $@ .
 
 # The console's and /docs' front-end files are checked in (serve/static/vendor/README.md);
 # this fetches the same versions again from the npm registry.
@@ -93,8 +93,8 @@ test-integration: jars system-deps clients
 	$(BIN)/pytest $(XDIST) tests/integration
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench tools
-	$(BIN)/ruff format --check src tests bench tools
+	$(BIN)/ruff check src tests bench tools harness
+	$(BIN)/ruff format --check src tests bench tools harness
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m tools.module_sizes src
@@ -106,8 +106,8 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 format: $(STAMP)
-	$(BIN)/ruff format src tests bench tools
-	$(BIN)/ruff check --fix src tests bench tools
+	$(BIN)/ruff format src tests bench tools harness
+	$(BIN)/ruff check --fix src tests bench tools harness
 
 clean:
 	rm -rf $(VENV) .cache .kmigrate .pytest_cache .mypy_cache .ruff_cache site

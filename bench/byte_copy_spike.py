@@ -50,8 +50,7 @@ from typing import Any
 
 import cramjam
 import crc32c
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from harness import (
+from common import (
     HERE,
     Bench,
     TreeSampler,
@@ -60,6 +59,7 @@ from harness import (
     run_kmigrate_mirror,
     stop,
 )
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v17.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.init_producer_id.v5.request import InitProducerIdRequest

@@ -16,7 +16,7 @@ import sys
 import time
 
 import click
-from harness import results_header, write_results
+from common import results_header, write_results
 
 from kmigrate.cli.main import cli
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from harness import WORK, java, results_header, write_results
+from common import WORK, java, results_header, write_results
 from latency import end_to_end
 
 from kmigrate.config import load_settings

@@ -38,8 +38,8 @@ from itertools import pairwise
 from typing import Any
 
 import yaml
+from common import WORK, results_header, write_results
 from confluent_kafka import Consumer, Producer
-from harness import WORK, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.demo.scenario import Screen, run_demo

@@ -26,9 +26,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import AdminClient
-from harness import (
+from common import (
     WORK,
     Bench,
     kmigrate,
@@ -38,6 +36,8 @@ from harness import (
     stop,
     write_results,
 )
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin

@@ -26,8 +26,7 @@ import argparse
 import subprocess
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
-from harness import (
+from common import (
     WORK,
     Bench,
     kmigrate,
@@ -39,6 +38,7 @@ from harness import (
     stop,
     write_results,
 )
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition

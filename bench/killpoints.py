@@ -20,12 +20,12 @@ committing after every poll throughout:
 - gateway: a topic's partitions moved between clusters behind a two-instance gateway
   (`gateway migrate`, two partitions at a time; bench/killpoints_gateway.py).
 
-Each command is a chain (tests/killpoints.py): run 1 is killed at its first progress line,
+Each command is a chain (harness/killpoints.py): run 1 is killed at its first progress line,
 each rerun at the first boundary not killed at yet, ``--random`` reruns instead a seeded
 0.2-10 s after they began (a boundary not killed at yet that comes first is killed at),
 until a run finishes. The seed is printed; the same ``--seed`` draws the same delays.
 
-Compared afterwards (tests/userview.py): every acknowledged record once and in order in
+Compared afterwards (harness/userview.py): every acknowledged record once and in order in
 its partition, the group read all of them; topics, partitions and replicas (as the
 operation should leave them), topic configs, dynamic broker configs, ACLs, idle groups'
 offsets, SCRAM credentials, client quotas of every entity kind, and the authorization
@@ -47,14 +47,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:
-    sys.path.append(str(HERE.parent))  # the harness pieces shared with the kill tests
+    sys.path.append(str(HERE.parent))  # harness/: the pieces shared with the kill tests
 
 from clients import Group, Load  # noqa: E402
-from harness import WORK, results_header, write_results  # noqa: E402
-from tests import userview  # noqa: E402
-from tests.killpoints import Chain  # noqa: E402
-from tests.killrun import chain_run, kmigrate  # noqa: E402
+from common import WORK, results_header, write_results  # noqa: E402
 
+from harness import userview  # noqa: E402
+from harness.killpoints import Chain  # noqa: E402
+from harness.killrun import chain_run, kmigrate  # noqa: E402
 from kmigrate.config import ClusterConfig, load_settings  # noqa: E402
 from kmigrate.kafka.admin import ClusterAdmin  # noqa: E402
 from kmigrate.sandbox import manager  # noqa: E402

@@ -1,5 +1,5 @@
 """The gateway moves the kill-point sweep runs (bench/killpoints.py): a 4-partition topic
-on the sandbox's `source`, served by a two-instance gateway (tests/integration/gateway's
+on the sandbox's `source`, served by a two-instance gateway (harness/gateway.py's
 `running_gateway`), its producer and consumer group going through the gateway, moved to
 `target` two partitions at a time (`gateway migrate --partitions 0,1`, then `2,3`). After
 a kill the user runs the same command for the partitions not on the target yet.
@@ -13,12 +13,12 @@ from __future__ import annotations
 from contextlib import ExitStack
 from pathlib import Path
 
-from tests import userview
-from tests.integration.gateway.harness import Gateway, running_gateway
-from tests.integration.gateway.traffic import route
-from tests.killrun import kmigrate
-
 from killpoints import SECURE, TOPIC, Command, Setup, jars
+
+from harness import userview
+from harness.gateway import Gateway, running_gateway
+from harness.gateway_traffic import route
+from harness.killrun import kmigrate
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.kafka.admin import ClusterAdmin

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import yaml
-from tests import userview
-from tests.killrun import kmigrate
-
 from killpoints import GROUP, SECURE, TOPIC, Command, Setup, _ok, jars
+
+from harness import userview
+from harness.killrun import kmigrate
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition

@@ -11,10 +11,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from tests import userview
-from tests.killrun import kmigrate
-
 from killpoints import SECURE, TOPIC, Command, Setup, _ok, jars
+
+from harness import userview
+from harness.killrun import kmigrate
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce

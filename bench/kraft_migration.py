@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from clients import Group, Load
-from harness import WORK, results_header, write_results
+from common import WORK, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.errors import TopicNotFoundError

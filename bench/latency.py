@@ -1,6 +1,6 @@
 """Latency at a fixed, unsaturating rate: produce acknowledgement and end-to-end delivery.
 
-The end-to-end runs use the franz-go test client (tests/ecosystems/franz-go, built with Go
+The end-to-end runs use the franz-go test client (harness/ecosystems/franz-go, built with Go
 on first use): its producer sends ``rate`` records/s, each stamped with its send time
 (nanoseconds, a header), and prints how long each took to be acknowledged; its group
 consumer, started and assigned before the first record is sent, prints each record's
@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import WORK
+from common import WORK
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
-    sys.path.append(str(ROOT))  # the test clients are built from tests/ecosystems
-from tests.ecosystems import franz  # noqa: E402
+    sys.path.append(str(ROOT))  # the test clients are built from harness/ecosystems
+from harness.ecosystems import franz  # noqa: E402
 
 WARMUP_S = 1  # the first second (connections, producer id, metadata) is not counted
 

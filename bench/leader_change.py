@@ -27,9 +27,9 @@ import threading
 import time
 from pathlib import Path
 
+from common import WORK, java, results_header, write_results
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from harness import WORK, java, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.reassignments import Reassignments

@@ -35,8 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from confluent_kafka import Consumer, Producer
-from harness import (
+from common import (
     Bench,
     TreeSampler,
     java,
@@ -49,6 +48,7 @@ from harness import (
     stop,
     write_results,
 )
+from confluent_kafka import Consumer, Producer
 
 from kmigrate.kafka.admin import ClusterAdmin
 

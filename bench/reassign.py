@@ -45,9 +45,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from common import WORK, java, results_header, write_results
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from harness import WORK, java, results_header, write_results
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin

@@ -58,9 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
-from harness import (
+from common import (
     HERE,
     WORK,
     Bench,
@@ -78,6 +76,8 @@ from harness import (
     stop,
     write_results,
 )
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from kmigrate.sandbox.process import HEAP_ENV
 

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from common import HERE, WORK, results_header
 from confluent_kafka.admin import AdminClient, NewTopic
-from harness import HERE, WORK, results_header
 
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import KMigrateError

@@ -26,8 +26,7 @@ import multiprocessing
 import subprocess
 import time
 
-from confluent_kafka import Consumer, TopicPartition
-from harness import (
+from common import (
     Bench,
     kmigrate,
     perf_producer,
@@ -37,6 +36,7 @@ from harness import (
     stop,
     write_results,
 )
+from confluent_kafka import Consumer, TopicPartition
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from clients import Group, Load
-from harness import WORK, results_header, write_results
+from common import WORK, results_header, write_results
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
 

@@ -25,7 +25,7 @@ _TICK = os.sysconf("SC_CLK_TCK")
 def kind(argv: list[str]) -> str:
     """What a process is, from its command line."""
     line = " ".join(argv)
-    if "kmigrate-zygote" in line:  # tests/zygote.py and the commands forked from it
+    if "kmigrate-zygote" in line:  # harness/zygote.py and the commands forked from it
         return "kmigrate (forked by the tests' zygote)"
     for marker, name in (
         ("server.properties", "broker"),

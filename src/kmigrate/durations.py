@@ -1,5 +1,6 @@
 """Lengths of time as users write them: ``90`` (seconds), ``90s``, ``15m``, ``1h30m``.
-One parser for the CLI's DURATION options and the REST API's duration fields."""
+One parser for the CLI's DURATION options and the REST API's duration fields, and one
+way to print a duration back (:func:`duration_text`)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,13 @@ def seconds_of(value: object) -> float:
     if seconds is None:
         raise ValueError(f"'{value}' is not a duration; write e.g. 90s, 15m or 1h30m")
     return seconds
+
+
+def duration_text(seconds: float) -> str:
+    """90 -> "1m30s", 3600 -> "1h", 4.2 -> "4s"."""
+    total = max(round(seconds), 0)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else ""]
+    parts.append(f"{secs}s" if secs or not (hours or minutes) else "")
+    return "".join(parts)

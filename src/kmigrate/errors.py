@@ -76,7 +76,7 @@ class ClusterUnavailableError(ClusterError):
     """A condition that passes on its own: a broker restarting, a leader election, a
     coordinator moving. One-shot commands report it; long-running processes wait it out.
 
-    (kmigrate.kafka.retry waits.) ``condition`` says what, in a few words, for status
+    (kmigrate.waiting waits.) ``condition`` says what, in a few words, for status
     lines."""
 
     code = "unavailable"

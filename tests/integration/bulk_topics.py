@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from harness.helpers import wait_for
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnavailableError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import PartitionInfo, TopicInfo
-from tests.helpers import wait_for
 
 
 def create_ready(

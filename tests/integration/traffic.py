@@ -12,7 +12,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
-from tests.helpers import wait_for
+from harness.helpers import wait_for
 
 
 class Traffic(threading.Thread):

@@ -8,8 +8,8 @@ import random
 import sys
 from pathlib import Path
 
-from tests.killpoints import Chain, Kill, KillPoint, boundary, choose, matches
-from tests.killrun import chain_run, kill_at_point
+from harness.killpoints import Chain, Kill, KillPoint, boundary, choose, matches
+from harness.killrun import chain_run, kill_at_point
 
 
 def test_progress_lines_are_boundaries_with_their_details_dropped() -> None:

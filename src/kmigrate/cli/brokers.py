@@ -23,12 +23,9 @@ from kmigrate.cli.reassign import (
     plan_for,
     print_summary,
 )
-from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.reassignments import Reassignments
-from kmigrate.reassign import plan_file
-from kmigrate.reassign.model import Spread
-from kmigrate.reassign.observe import broker_bytes, read_cluster
-from kmigrate.reassign.planner import Goal, partitions_matching
+from kmigrate.reassign import applied, plan_file
+from kmigrate.reassign.brokers import broker_rows, imbalance
+from kmigrate.reassign.planner import Goal
 from kmigrate.reassign.throttles import parse_rate
 
 
@@ -44,41 +41,21 @@ def brokers_group() -> None:
 def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Per broker: rack, replicas, leaders, preferred leaders, bytes on disk, alive."""
     cluster = app.settings.cluster(cluster_name)
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        model = read_cluster(admin, kafka, include_internal=True)
-        leaders: dict[int, int] = {}
-        for topic in admin.list_topics(include_internal=True):
-            for p in topic.partitions:
-                leaders[p.leader] = leaders.get(p.leader, 0) + 1
-        disk = broker_bytes(kafka, model.live_ids)
-    spread = Spread.of(model.partitions, [b.node_id for b in model.brokers])
-    rows = [
-        BrokerRow(
-            b.node_id,
-            b.rack,
-            b.alive,
-            spread.replicas.get(b.node_id, 0),
-            leaders.get(b.node_id, 0),
-            spread.leaders.get(b.node_id, 0),
-            disk.get(b.node_id, 0),
-        )
-        for b in model.brokers
-    ]
-    counts = [r.replicas for r in rows if r.alive] or [0]
-    imbalance = max(counts) - min(counts)
+    with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
+        rows = broker_rows(admin, kafka)
+    replicas, uneven = imbalance(rows)
     if as_json:
         render.print_json(
             {
                 "cluster": cluster_name,
                 "brokers": rows,
-                "replicas": sum(counts),
-                "imbalance": imbalance,
+                "replicas": replicas,
+                "imbalance": uneven,
             }
         )
         return
     render.table(
-        f"cluster {cluster_name}: {sum(counts)} replicas; most minus fewest per live broker: "
-        f"{imbalance}",
+        f"cluster {cluster_name}: {replicas} replicas; most minus fewest per live broker: {uneven}",
         ["broker", "rack", "alive", "replicas", "leaders", "preferred", "MiB"],
         [
             (
@@ -95,22 +72,10 @@ def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
     )
 
 
-@dataclass(frozen=True)
-class BrokerRow:
-    id: int
-    rack: str | None
-    alive: bool
-    replicas: int
-    leaders: int
-    preferred_leaders: int
-    bytes: int
-
-
 def _plan_and_apply(
     app: AppContext, cluster_name: str, goal: Goal, throttle: int | None, flags: Confirm
 ) -> None:
-    cluster = app.settings.cluster(cluster_name)
-    result = plan_for(cluster, goal)
+    result = plan_for(app, cluster_name, goal)
     answer: dict[str, object] = {"cluster": cluster_name, "goal": goal.describe()}
     answer |= plan_file.summary(result)
     if not flags.as_json:
@@ -186,11 +151,9 @@ def brokers_elect(
 ) -> None:
     """Move leadership back to each partition's preferred (first) replica."""
     cluster = app.settings.cluster(cluster_name)
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        model = read_cluster(admin, kafka, include_internal=bool(topics))
-        keys = [p.key for p in partitions_matching(model, topics)]
-        kafka.elect_preferred(keys)
+    with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
+        count = applied.elect_preferred(admin, kafka, topics)
     if as_json:
-        render.print_json({"cluster": cluster_name, "partitions": len(keys)})
+        render.print_json({"cluster": cluster_name, "partitions": count})
         return
-    render.out.print(f"asked for the preferred leader of {len(keys)} partition(s)")
+    render.out.print(f"asked for the preferred leader of {count} partition(s)")

@@ -12,8 +12,8 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import groups_option, json_option, topics_option
 from kmigrate.errors import AuthorizationError, ClusterError, ConfigError
+from kmigrate.inventory.cluster import cluster_info
 from kmigrate.jsonable import to_jsonable
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.preflight.check import ClusterReport, check_cluster
 from kmigrate.preflight.needs import ROLES, role_status
 from kmigrate.preflight.schema_registry import RegistryReport, check_registry
@@ -61,9 +61,8 @@ def list_clusters(app: AppContext, as_json: bool) -> None:
 @pass_app
 def describe(app: AppContext, name: str, as_json: bool) -> None:
     """Brokers (with racks), controller and cluster id of cluster NAME."""
-    cluster = app.cluster(name)
-    with ClusterAdmin(cluster) as admin:
-        info = admin.describe_cluster()
+    with app.workspace.admin(name) as admin:
+        info = cluster_info(admin)
     if as_json:
         render.print_json({"name": name, **to_jsonable(info)})
         return
@@ -104,7 +103,7 @@ def check(
     clusters = [app.cluster(name) for name in chosen]
     with ExitStack() as stack:
         # every client config is validated (exit 2) before any cluster is asked
-        admins = [stack.enter_context(ClusterAdmin(c)) for c in clusters]
+        admins = [stack.enter_context(app.workspace.admin(c)) for c in clusters]
         with ThreadPoolExecutor(max_workers=min(len(admins), 8)) as pool:
             reports = list(pool.map(lambda a: check_cluster(a, topics, groups), admins))
             found = list(pool.map(check_registry, clusters))

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -11,19 +10,27 @@ import click
 
 from kmigrate.config import ClusterConfig, Settings, load_settings
 from kmigrate.errors import ConfigError
-from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.workspace import Workspace
 
 
 class AppContext:
     def __init__(self, config: str | None) -> None:
         self.config_path = config
         self._settings: Settings | None = None
+        self._workspace: Workspace | None = None
 
     @property
     def settings(self) -> Settings:
         if self._settings is None:
             self._settings = load_settings(self.config_path)
         return self._settings
+
+    @property
+    def workspace(self) -> Workspace:
+        """The clusters, store, registries and Spark the settings name, opened on demand."""
+        if self._workspace is None:
+            self._workspace = Workspace(self.settings)
+        return self._workspace
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.settings.cluster(name)
@@ -37,15 +44,6 @@ class AppContext:
 
 pass_app = click.make_pass_decorator(AppContext)
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@contextmanager
-def cluster_admins(
-    app: AppContext, source: str, target: str
-) -> Iterator[tuple[ClusterAdmin, ClusterAdmin]]:
-    """Admin clients for a pair of configured clusters, closed together."""
-    with ClusterAdmin(app.cluster(source)) as s, ClusterAdmin(app.cluster(target)) as t:
-        yield s, t
 
 
 def plan_output_options(command: F) -> F:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from kmigrate.cli import outages, render
-from kmigrate.cli.context import AppContext, cluster_admins, pass_app
+from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.groups_many import migrate_many
 from kmigrate.cli.options import (
     confirm,
@@ -32,8 +32,6 @@ from kmigrate.groups.translation import PartitionTranslation
 from kmigrate.groups.view import GroupView, view_group
 from kmigrate.jsonable import to_jsonable
 from kmigrate.model.links import Link, compile_topics
-from kmigrate.store import store_for
-from kmigrate.store.links import require_link
 
 link_option = click.option("--link", "link_name", metavar="LINK", help="Link whose map to use.")
 group_option = click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id.")
@@ -87,9 +85,9 @@ def translate(
         return
     if not link_name:
         raise ConfigError("pass --link LINK (or --by-timestamp --source A --target B)")
-    store = store_for(app.settings)
-    link = require_link(store, link_name)
-    with cluster_admins(app, link.source, link.target) as (s, t):
+    store = app.workspace.store
+    link = app.workspace.link(link_name)
+    with app.workspace.admins(link.source, link.target) as (s, t):
         plan = plan_group(store, link, group_id, s, t, fall_back=True)
     _show_plan(plan, as_json)
 
@@ -103,12 +101,12 @@ def _translate_by_timestamp(
     as_json: bool,
 ) -> None:
     if link_name:
-        link = require_link(store_for(app.settings), link_name)
+        link = app.workspace.link(link_name)
         source, target = source or link.source, target or link.target
     if not source or not target:
         raise ConfigError("--by-timestamp needs --link LINK or both --source and --target")
     app.cluster(source), app.cluster(target)  # both configured, before either is asked
-    with cluster_admins(app, source, target) as (s, t):
+    with app.workspace.admins(source, target) as (s, t):
         source_view, target_view = view_group(s, group_id), view_group(t, group_id)
         commits = [(tp, p, o) for (tp, p), o in source_view.committed.items()]
         if not commits:
@@ -211,9 +209,9 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
         raise click.UsageError("Missing option '--group' (or --groups REGEX).")
     group_id = check_group_id(opts["group_id"])
     as_json = opts["as_json"]
-    store = store_for(app.settings)
-    link = require_link(store, opts["link_name"])
-    with cluster_admins(app, link.source, link.target) as (s, t):
+    store = app.workspace.store
+    link = app.workspace.link(opts["link_name"])
+    with app.workspace.admins(link.source, link.target) as (s, t):
 
         def move(apply: bool, wait_s: float | None) -> MigrateResult:
             with wait_bar(as_json or wait_s is None) as bar:
@@ -282,8 +280,8 @@ def sync(
     """
     groups_regex = groups
     pattern = compile_topics(groups_regex)
-    store = store_for(app.settings)
-    link = require_link(store, link_name)
+    store = app.workspace.store
+    link = app.workspace.link(link_name)
     stop = threading.Event()
     policy = outages.announced(
         max_unavailable,
@@ -292,7 +290,7 @@ def sync(
         roles={link.source: "source", link.target: "target"},
         resume_hint="run `kmigrate groups sync` again once it is back",
     )
-    with stop_on_signals(stop), cluster_admins(app, link.source, link.target) as (s, t):
+    with stop_on_signals(stop), app.workspace.admins(link.source, link.target) as (s, t):
         if not as_json:
             render.progress(
                 f"syncing groups '{groups_regex}' of link {link.name} every {interval:g}s"

@@ -23,8 +23,8 @@ from kmigrate.cli.options import (
 )
 from kmigrate.cli.position import check_position
 from kmigrate.groups.create import create_group, matching_topics, read_offsets_file
+from kmigrate.inventory.groups import group_detail, group_rows
 from kmigrate.jsonable import to_jsonable
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import compile_topics
 
 
@@ -41,27 +41,15 @@ def group() -> None:
 def list_groups(app: AppContext, cluster_name: str, groups: str | None, as_json: bool) -> None:
     """Consumer groups with state, member count and total lag."""
     pattern = re.compile(groups) if groups else None
-    with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        admin.cluster_metadata()  # an unreachable cluster is exit 3, not an empty list
-        ids = [g.group_id for g in admin.list_groups()]
-        described = [admin.describe_group(i) for i in ids if not pattern or pattern.fullmatch(i)]
-    rows = [
-        {
-            "group": g.group_id,
-            "state": g.state,
-            "members": len(g.members),
-            "partitions": len(g.offsets),
-            "lag": g.total_lag,
-        }
-        for g in described
-    ]
+    with app.workspace.admin(cluster_name) as admin:
+        rows = group_rows(admin, pattern)
     if as_json:
         render.print_json({"cluster": cluster_name, "groups": rows})
         return
     render.table(
         f"consumer groups on {cluster_name}",
         ["group", "state", "members", "partitions", "lag"],
-        [(r["group"], r["state"], r["members"], r["partitions"], r["lag"]) for r in rows],
+        [(r.group, r.state, r.members, r.partitions, r.lag) for r in rows],
     )
 
 
@@ -73,9 +61,8 @@ def list_groups(app: AppContext, cluster_name: str, groups: str | None, as_json:
 def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -> None:
     """Members, committed offsets and lag of consumer group GROUP."""
     check_group_id(group_id)
-    with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        admin.cluster_metadata()  # unreachable: exit 3 (not "no such group")
-        info = admin.describe_group(group_id)
+    with app.workspace.admin(cluster_name) as admin:
+        info = group_detail(admin, group_id)
     if as_json:
         render.print_json({"cluster": cluster_name, **to_jsonable(info)})
         return
@@ -108,7 +95,7 @@ def create(app: AppContext, /, **opts: Any) -> None:
     position = check_position(require(opts["position"], "--from"), files=True)
     timed = position in ("earliest", "latest") or position.startswith("@")
     offsets_file = None if timed else read_offsets_file(Path(position))
-    with ClusterAdmin(app.cluster(cluster_name)) as admin:
+    with app.workspace.admin(cluster_name) as admin:
         topics = matching_topics(admin, pattern, one=offsets_file is not None)
         offsets = create_group(admin, group_id, topics, position, offsets_file)
     if opts["as_json"]:

@@ -6,22 +6,20 @@ import re
 from typing import Any
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, cluster_admins
+from kmigrate.cli.context import AppContext
 from kmigrate.cli.options import confirm
 from kmigrate.cli.render import wait_bar
 from kmigrate.errors import GroupNotFoundError
 from kmigrate.groups.migrate_many import ManyMoved, matching_groups, migrate_groups
 from kmigrate.groups.report import migrate_json
-from kmigrate.store import store_for
-from kmigrate.store.links import require_link
 
 
 def migrate_many(app: AppContext, opts: dict[str, Any]) -> None:
     """Plan every matching group, show the plan, and with --yes commit all of it."""
     as_json, pattern = opts["as_json"], re.compile(opts["groups"])
-    store = store_for(app.settings)
-    link = require_link(store, opts["link_name"])
-    with cluster_admins(app, link.source, link.target) as (s, t):
+    store = app.workspace.store
+    link = app.workspace.link(opts["link_name"])
+    with app.workspace.admins(link.source, link.target) as (s, t):
         names = matching_groups(store, link, pattern, s, failover=opts["failover"])
 
         def move(apply: bool, wait_s: float | None) -> ManyMoved:

@@ -21,7 +21,6 @@ from kmigrate.cli.options import confirm, confirm_options, json_option, require,
 from kmigrate.cli.plan_output import writable
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft.commands import CommandOperator, Templates
 from kmigrate.kraft.conversion import (
     PHASES,
@@ -42,7 +41,6 @@ from kmigrate.kraft.plan import (
 from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
 from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
-from kmigrate.store import store_for
 
 wait_option = timeout_option(
     "180s", help="How long to wait for any one condition (a broker back, the metadata migrated)."
@@ -138,7 +136,7 @@ def plan(
     for name in probe_as:
         app.settings.cluster(name)  # known before anything is asked
     writable(output, force)
-    with ClusterAdmin(cluster) as admin:
+    with app.workspace.admin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
     controllers = chosen or _free_endpoints(count, [b.host for b in view.brokers])
     planned = plan_kraft(
@@ -245,10 +243,11 @@ def _run(
 ) -> None:
     planned, operator = loaded
     settings = app.settings
-    op = kraft_conversion(store_for(settings), planned.kafka, render.progress)
+    op = kraft_conversion(app.workspace.store, planned.kafka, render.progress)
     steps = {"migrate": run_migration, "finalize": finalize, "revert": revert}
     named = f"kraft {command} {plan_file.name}"
-    with acting(op, named, settings.cluster(planned.kafka)) as (admin, status):
+    cluster = settings.cluster(planned.kafka)
+    with acting(op, named, lambda: app.workspace.admin(cluster)) as (admin, status):
         steps[command](
             Run(
                 planned,
@@ -320,7 +319,7 @@ def migrate(
 def _print_phase(app: AppContext, planned: KRaftPlan, as_json: bool) -> None:
     """With --json, where the migration stands after a run."""
     if as_json:
-        record = kraft_conversion(store_for(app.settings), planned.kafka).get()
+        record = kraft_conversion(app.workspace.store, planned.kafka).get()
         render.print_json({"kafka": planned.kafka, "phase": record.phase if record else None})
 
 
@@ -411,7 +410,7 @@ def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     kafka = require(cluster_name, "--cluster")
     settings = app.settings
     cluster = settings.cluster(kafka)
-    record = kraft_conversion(store_for(settings), kafka).get()
+    record = kraft_conversion(app.workspace.store, kafka).get()
     if record is None:
         if as_json:
             render.print_json({"kafka": kafka, "phase": None})
@@ -459,5 +458,5 @@ def history_command(app: AppContext, cluster_name: str | None, as_json: bool) ->
     """Every step of the cluster's migration to KRaft, in order."""
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
-    events = kraft_conversion(store_for(app.settings), kafka).history()
+    events = kraft_conversion(app.workspace.store, kafka).history()
     print_history(kafka, events, as_json, width=120)

@@ -18,7 +18,7 @@ import click
 from rich.live import Live
 
 from kmigrate.cli import render
-from kmigrate.cli.context import AppContext, cluster_admins, pass_app
+from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.migration_view import history_rows, status_view
 from kmigrate.cli.options import (
     Duration,
@@ -34,7 +34,6 @@ from kmigrate.cli.options import (
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.signals import stop_on_signals
 from kmigrate.cli.verify import show_report
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.consumers import move_consumers
 from kmigrate.migration.observe import observe
 from kmigrate.migration.plan import load_plan
@@ -44,10 +43,9 @@ from kmigrate.migration.retire import retire_topics
 from kmigrate.migration.rollback import rollback_topics
 from kmigrate.migration.selection import chosen as chosen_in
 from kmigrate.migration.selection import in_wave
-from kmigrate.migration.session import Migration, find_migration, load_migration, locked
+from kmigrate.migration.session import Migration, events, find_migration, load_migration, locked
 from kmigrate.migration.start import start_migration
-from kmigrate.store import store_for
-from kmigrate.store.migrations import events_of
+from kmigrate.workspace import Admin
 
 migration_option = click.option(
     "--migration", "name", metavar="MIGRATION", help="Which migration (default: the only one)."
@@ -106,10 +104,10 @@ def group() -> None:
 @contextmanager
 def _session(
     app: AppContext, name: str | None, command: str | None
-) -> Iterator[tuple[Migration, ClusterAdmin, ClusterAdmin]]:
-    store = store_for(app.settings)
+) -> Iterator[tuple[Migration, Admin, Admin]]:
+    store = app.workspace.store
     m = load_migration(store, app.settings, name)
-    with cluster_admins(app, m.plan.source, m.plan.target) as (source, target):
+    with app.workspace.admins(m.plan.source, m.plan.target) as (source, target):
         if command is None:
             yield m, source, target
             return
@@ -132,7 +130,7 @@ def start(app: AppContext, plan_file: Path, wave: int | None, as_json: bool) -> 
     (safe to run again)."""
     plan = load_plan(plan_file)
     only = None if wave is None else in_wave(plan, "topic", wave, str(plan_file))
-    store = store_for(app.settings)
+    store = app.workspace.store
     result = start_migration(
         app.settings, store, plan, plan_file.read_text(), render.progress, only=only
     )
@@ -391,7 +389,7 @@ def rollback(
 def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> None:
     """Per topic: state, lag, records/s, time to in-sync; per group: state and position;
     and the next allowed step. No migration yet: says so (exit 0)."""
-    if name is None and find_migration(store_for(app.settings), None) is None:
+    if name is None and find_migration(app.workspace.store, None) is None:
         _nothing_yet(as_json, {"migration": None, "topics": [], "groups": []})
         return
     with _session(app, name, None) as (m, source, target):
@@ -423,16 +421,16 @@ def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> Non
 @pass_app
 def history(app: AppContext, name: str | None, last: int | None, as_json: bool) -> None:
     """The audit log: every step, when, by whom, and how it ended."""
-    store = store_for(app.settings)
+    store = app.workspace.store
     if name is None and find_migration(store, None) is None:
         _nothing_yet(as_json, {"migration": None, "events": []})
         return
     m = load_migration(store, app.settings, name)
-    events = events_of(store, m.name, last)
+    found = events(store, m.name, last)
     if as_json:
-        render.print_json({"migration": m.name, "events": events})
+        render.print_json({"migration": m.name, "events": found})
         return
-    render.table(None, ("time", "actor", "step", "on", "outcome", "detail"), history_rows(events))
+    render.table(None, ("time", "actor", "step", "on", "outcome", "detail"), history_rows(found))
 
 
 def _nothing_yet(as_json: bool, empty: dict[str, object]) -> None:

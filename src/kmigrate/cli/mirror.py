@@ -25,7 +25,6 @@ from kmigrate.cli.options import (
 )
 from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror import copier
 from kmigrate.mirror.control import (
     check_clusters,
@@ -33,6 +32,7 @@ from kmigrate.mirror.control import (
     link_dir,
     new_link,
     promote,
+    register,
     stop_mirror,
 )
 from kmigrate.mirror.job import (
@@ -44,11 +44,8 @@ from kmigrate.mirror.job import (
 )
 from kmigrate.mirror.process import spawn_mirror
 from kmigrate.mirror.report import link_json
-from kmigrate.mirror.status import LinkStatus, link_status, run_state
+from kmigrate.mirror.status import LinkStatus, link_status, state_of
 from kmigrate.model.links import Link, compile_topics
-from kmigrate.store import Store, store_for
-from kmigrate.store.links import list_links, require_link, save_link
-from kmigrate.store.runs import get_run
 
 link_option = click.option("--link", "link_name", metavar="LINK", help="Link name.")
 
@@ -125,7 +122,7 @@ def start(app: AppContext, /, **opts: Any) -> None:
         start=check_position(opts["start"] or "earliest"),
         replication_factor=opts["replication_factor"],
     )
-    store = store_for(settings)
+    store = app.workspace.store
     check_link(store, link)
     options = MirrorOptions(
         refresh_interval_s=interval,
@@ -139,10 +136,10 @@ def start(app: AppContext, /, **opts: Any) -> None:
     )
     choose_copier(settings, link, options)  # --copy bytes where it cannot run: exit 2
     check_clusters(settings, link)
-    save_link(store, link)
+    register(store, link)
     folder = link_dir(settings, link.name)
     if opts["detach"]:
-        _detach(store, settings, link, _child_options(opts, interval), folder, opts["as_json"])
+        _detach(app, link, _child_options(opts, interval), folder, opts["as_json"])
         return
     folder.mkdir(parents=True, exist_ok=True)
     job = MirrorJob(settings, store, link, options, folder, render.progress, _Ticker())
@@ -200,9 +197,8 @@ def _child_options(opts: dict[str, Any], interval: float) -> list[str]:
     return args + (["--allow-gaps"] if opts["allow_gaps"] else [])
 
 
-def _detach(
-    store: Store, settings: Any, link: Link, options: list[str], folder: Path, as_json: bool
-) -> None:
+def _detach(app: AppContext, link: Link, options: list[str], folder: Path, as_json: bool) -> None:
+    settings = app.settings
     config = ["--config", str(settings.path)] if settings.path else []
     argv = [
         *config,
@@ -215,7 +211,7 @@ def _detach(
         f"--from={link.start}",
         *options,
     ]
-    pid = spawn_mirror(store, link.name, argv, folder)
+    pid = spawn_mirror(app.workspace.store, link.name, argv, folder)
     log = folder / "mirror.log"
     if as_json:
         render.print_json({"link": link.name, "pid": pid, "log": str(log)})
@@ -248,9 +244,8 @@ def status(
     --json has every partition and topic (and a "summary"), whatever --limit says.
     """
     pattern = compile_topics(topics) if topics is not None else None
-    store = store_for(app.settings)
-    links = [require_link(store, link_name)] if link_name else list_links(store)
-    results = [_status(app, store, link, offline, pattern) for link in links]
+    links = [app.workspace.link(link_name)] if link_name else app.workspace.links()
+    results = [_status(app, link, offline, pattern) for link in links]
     if as_json:
         render.print_json({"links": [link_json(s) for s in results]})
         return
@@ -261,14 +256,12 @@ def status(
 
 
 def _status(
-    app: AppContext, store: Store, link: Any, offline: bool, topics: re.Pattern[str] | None
+    app: AppContext, link: Link, offline: bool, topics: re.Pattern[str] | None
 ) -> LinkStatus:
+    store = app.workspace.store
     if offline:
         return link_status(store, link, None, None, topics)
-    with (
-        ClusterAdmin(app.cluster(link.source)) as source,
-        ClusterAdmin(app.cluster(link.target)) as target,
-    ):
+    with app.workspace.admins(link.source, link.target) as (source, target):
         return link_status(store, link, source, target, topics)
 
 
@@ -279,10 +272,10 @@ def _status(
 @pass_app
 def stop(app: AppContext, link_name: str | None, timeout: float, as_json: bool) -> None:
     """Stop a link's mirror between two batches (it resumes exactly on the next start)."""
-    store = store_for(app.settings)
-    name = link_name or _only_link(store)
+    store = app.workspace.store
+    name = link_name or _only_link(app)
     stopped = stop_mirror(store, name, timeout, render.progress)
-    state, reason = ("stopped", None) if stopped else run_state(get_run(store, name))
+    state, reason = ("stopped", None) if stopped else state_of(store, name)
     if as_json:
         render.print_json({"link": name, "stopped": stopped, "state": state, "reason": reason})
     elif stopped:
@@ -293,8 +286,8 @@ def stop(app: AppContext, link_name: str | None, timeout: float, as_json: bool) 
         )
 
 
-def _only_link(store: Store) -> str:
-    links = list_links(store)
+def _only_link(app: AppContext) -> str:
+    links = app.workspace.links()
     if len(links) != 1:
         names = ", ".join(link.name for link in links) or "none"
         raise ConfigError(f"pass --link LINK (links: {names})")
@@ -312,7 +305,7 @@ def promote_cmd(
 ) -> None:
     """Stop mirroring TOPICS once their lag is 0 and mark them writable on the target."""
     require(topics, "--topics")  # (click >= 8.3 ignores topics_option's required)
-    store = store_for(app.settings)
+    store = app.workspace.store
     done = promote(store, app.settings, link_name, topics, timeout, render.progress)
     if as_json:
         render.print_json({"link": link_name, "promoted": done})

@@ -7,20 +7,20 @@ anything is contacted (the cluster flag, plan files, the output file, ZooKeeper 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kmigrate.cli import render
 from kmigrate.cli.options import cluster_option, renamed
-from kmigrate.config import ClusterConfig, Settings, read_user_file
+from kmigrate.config import Settings, read_user_file
 from kmigrate.errors import ConfigError, NotFoundError
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.operations import MoveEvent
 from kmigrate.runbook.operation import Operation
 from kmigrate.sandbox.state import STATE_FILE, load_state
 
 T = TypeVar("T")
+A = TypeVar("A")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -79,16 +79,16 @@ def is_sandbox_cluster(folder: Path, cluster: str) -> bool:
 
 @contextmanager
 def acting(
-    op: Operation, command: str, cluster: ClusterConfig
-) -> Iterator[tuple[ClusterAdmin, Callable[[str], None]]]:
-    """The operation's lock for ``command``, an admin client of ``cluster``, and a status
-    line's update function, for the length of one run."""
+    op: Operation, command: str, admin: Callable[[], AbstractContextManager[A]]
+) -> Iterator[tuple[A, Callable[[str], None]]]:
+    """The operation's lock for ``command``, a cluster's admin client (``admin()``, opened
+    once the lock is held), and a status line's update function, for one run."""
     with (
         op.exclusively(command),
-        ClusterAdmin(cluster) as admin,
+        admin() as opened,
         render.StatusLine() as line,
     ):
-        yield admin, line.update
+        yield opened, line.update
 
 
 def print_history(

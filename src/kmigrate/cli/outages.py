@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kmigrate.cli import render
-from kmigrate.kafka.retry import WaitPolicy, duration_text
+from kmigrate.durations import duration_text
+from kmigrate.waiting import WaitPolicy
 
 
 def announced(

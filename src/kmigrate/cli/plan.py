@@ -17,14 +17,12 @@ from kmigrate.config import read_user_file
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.identity.principals import parse_map
 from kmigrate.jsonable import to_jsonable
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.check import CheckReport, check_plan, mirror_rate
 from kmigrate.migration.plan import Plan, load_plan
 from kmigrate.migration.planner import new_plan
 from kmigrate.migration.waves import Bounds, parse_size, size_text, span_text
 from kmigrate.model.links import check_link_name, default_link_name
 from kmigrate.model.migrations import SwitchOrder
-from kmigrate.store import store_for
 
 
 @click.group("plan")
@@ -137,7 +135,7 @@ def new(
         parse_map(read_user_file(map_path, "--principal-map"), str(map_path)) if map_path else None
     )
     rate, rate_from = mirror_rate_for(app, name or default_link_name(source, target), mirror_rate)
-    with ClusterAdmin(app.cluster(source)) as admin:
+    with app.workspace.admin(source) as admin:
         plan = new_plan(
             admin,
             target=target,
@@ -180,7 +178,7 @@ def new(
 def mirror_rate_for(app: AppContext, link: str, given: float | None) -> tuple[float, str]:
     """The mirror's rate for plan estimates: given, the link's measured, or assumed
     (reading the store creates nothing)."""
-    return mirror_rate(store_for(app.settings), link, given)
+    return mirror_rate(app.workspace.store, link, given)
 
 
 def show_waves(plan: Plan) -> None:
@@ -232,11 +230,8 @@ def check(
     """List every problem the plan would hit, before anything runs (exit 5 if any)."""
     plan = load_plan(plan_file)
     app.cluster(plan.source), app.cluster(plan.target)
-    store = store_for(app.settings)
-    with (
-        ClusterAdmin(app.cluster(plan.source)) as s,
-        ClusterAdmin(app.cluster(plan.target)) as t,
-    ):
+    store = app.workspace.store
+    with app.workspace.admins(plan.source, plan.target) as (s, t):
         report = check_plan(plan, store, s, t, sample_s=sample, mirror_rate=mirror_rate)
     if as_json:
         render.print_json(to_jsonable(report) | {"ok": report.ok})

@@ -21,24 +21,12 @@ from kmigrate.cli.options import (
     topics_option,
 )
 from kmigrate.cli.plan_output import writable
-from kmigrate.config import ClusterConfig
-from kmigrate.errors import ConfigError, ConflictError, NotFoundError
-from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.reassignments import Reassignments
-from kmigrate.kafka.retry import WaitPolicy
-from kmigrate.reassign import execute, plan_file
+from kmigrate.errors import ConfigError
+from kmigrate.reassign import applied, execute, plan_file
 from kmigrate.reassign.model import Spread
-from kmigrate.reassign.observe import read_cluster
-from kmigrate.reassign.planner import (
-    BALANCES,
-    Goal,
-    ReassignPlan,
-    plan_reassignment,
-)
-from kmigrate.reassign.report import status_json
+from kmigrate.reassign.planner import BALANCES, Goal, ReassignPlan
 from kmigrate.reassign.throttles import parse_rate
-from kmigrate.store import reassignments as stored
-from kmigrate.store import store_for
+from kmigrate.waiting import WaitPolicy
 
 cluster_option = click.option(
     "--cluster", "cluster_name", required=True, metavar="CLUSTER", help="Cluster name."
@@ -129,8 +117,7 @@ def plan(
             "--fix-offline or --from-file"
         )
     writable(output, force)
-    cluster = app.settings.cluster(cluster_name)
-    result = plan_for(cluster, goals[0])
+    result = plan_for(app, cluster_name, goals[0])
     output.write_text(plan_file.to_json(result, cluster_name))
     if as_json:
         render.print_json({"plan": str(output), **plan_file.summary(result)})
@@ -138,12 +125,11 @@ def plan(
     print_summary(result, f"wrote {output}: {result.goal.describe()}")
 
 
-def plan_for(cluster: ClusterConfig, goal: Goal) -> ReassignPlan:
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        # Internal topics (__consumer_offsets, ...) are load like any other: every goal
-        # counts them, unless --topics narrows it.
-        model = read_cluster(admin, kafka, include_internal=True)
-    return plan_reassignment(model, goal)
+def plan_for(app: AppContext, cluster_name: str, goal: Goal) -> ReassignPlan:
+    """``goal`` planned on the cluster as it is now."""
+    cluster = app.cluster(cluster_name)
+    with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
+        return applied.plan_for(admin, kafka, goal)
 
 
 def print_summary(result: ReassignPlan, headline: str) -> None:
@@ -244,32 +230,19 @@ def apply_plan(
     answer: dict[str, object] = {"cluster": name, "plan": str(plan_path), "partitions": len(moves)}
     if not moves:
         return answer | {"state": "nothing-to-move"}
-    store = store_for(app.settings)
-    text = plan_path.read_text()
-    found = stored.current(store, name)
-    if resume:
-        if found is None or found.state != "running":
-            raise NotFoundError(f"cluster '{name}' has no reassignment under way to resume")
-        if found.plan_json != text:
-            raise ConflictError("the reassignment under way was started from another plan file")
+    store = app.workspace.store
+    start = applied.Start(
+        name, plan_path.read_text(), moves, mine, throttle, max_moves, resume=resume
+    )
+    found = applied.resumable(store, start)
     with (
-        ClusterAdmin(cluster) as admin,
-        Reassignments(cluster) as kafka,
+        app.workspace.admin(cluster) as admin,
+        app.workspace.reassignments(cluster) as kafka,
         render.StatusLine() as line,
     ):
         run = execute.Run(name, admin, kafka, store, moves, render.progress, line.update)
         run.patiently = _patience(name, max_unavailable).run
-        if resume:
-            assert found is not None
-            rate, max_moves = found.rate, found.max_moves
-        else:
-            execute.check_plan(run, mine.get("cluster_id"))
-            rate = throttle if throttle is not None else execute.measured_rate(run)
-            stored.begin(
-                store, name, text, [(m.topic, m.partition) for m in moves], rate, max_moves
-            )
-            render.progress(f"throttle {rate / 2**20:.1f} MiB/s per broker for the moving replicas")
-        finished = execute.drive(run, max_moves, rate, wait)
+        finished, rate = applied.apply(run, start, found, wait)
     return answer | {
         "state": "finished" if finished else "submitted",
         "throttle_bytes_per_s": rate,
@@ -284,8 +257,8 @@ def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Where the cluster's reassignment stands; a finished one is concluded here
     (leaders elected, throttles removed). None yet: says so (exit 0)."""
     cluster = app.settings.cluster(cluster_name)
-    store = store_for(app.settings)
-    found = stored.current(store, cluster_name)
+    store = app.workspace.store
+    found = applied.under_way(store, cluster_name)
     if found is None:
         if as_json:
             render.print_json({"cluster": cluster_name, "state": None, "partitions": {}})
@@ -293,13 +266,9 @@ def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
             render.out.print(f"cluster {cluster_name}: no reassignment applied by kmigrate yet")
         return
     if found.state == "running":
-        _, moves = plan_file.load_text(found.plan_json)
-        with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-            run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
-            execute.drive(run, found.max_moves, found.rate, wait=False)
-        found = stored.current(store, cluster_name)
-        assert found is not None
-    body = status_json(store, found)
+        with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
+            found = applied.follow(store, found, admin, kafka, render.progress)
+    body = applied.status(store, found)
     if as_json:
         render.print_json(body)
         return
@@ -318,11 +287,9 @@ def cancel(app: AppContext, cluster_name: str, dry_run: bool, yes: bool, as_json
     """Cancel the partitions still moving (KIP-455) and remove the throttles: shows what
     it would cancel, goes ahead with --yes (or a "y" on a terminal)."""
     cluster = app.settings.cluster(cluster_name)
-    store = store_for(app.settings)
-    found = stored.current(store, cluster_name)
-    if found is None or found.state != "running":
-        raise NotFoundError(f"cluster '{cluster_name}' has no reassignment under way")
-    moving = sorted(k for k, s in stored.states(store, cluster_name).items() if s == "moving")
+    store = app.workspace.store
+    found = applied.running(store, cluster_name)
+    moving = applied.moving(store, cluster_name)
     action = (
         f"cancel the reassignment of cluster '{cluster_name}' ({len(moving)} partition(s) "
         "moving now; the rest are not submitted) and remove its throttles"
@@ -333,10 +300,8 @@ def cancel(app: AppContext, cluster_name: str, dry_run: bool, yes: bool, as_json
         if as_json:
             render.print_json({"cluster": cluster_name, "cancelled": [], "would_cancel": moving})
         return
-    _, moves = plan_file.load_text(found.plan_json)
-    with ClusterAdmin(cluster) as admin, Reassignments(cluster) as kafka:
-        run = execute.Run(cluster_name, admin, kafka, store, moves, render.progress)
-        cancelled = execute.cancel(run)
+    with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
+        cancelled = applied.cancel(store, found, admin, kafka, render.progress)
     if as_json:
         render.print_json({"cluster": cluster_name, "cancelled": cancelled, "would_cancel": []})
         return

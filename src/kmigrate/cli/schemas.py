@@ -11,9 +11,14 @@ from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.errors import ConflictError
 from kmigrate.model.schemas import SchemaVersion
-from kmigrate.schema_registry.client import SchemaRegistry
-from kmigrate.schemas.copy import apply, read_view
-from kmigrate.schemas.plan import CopyPlan, RegistryView, differences, plan_copy
+from kmigrate.schemas.between import (
+    carry_out,
+    compared,
+    differences_between,
+    planned,
+    read_registry,
+)
+from kmigrate.schemas.plan import CopyPlan, RegistryView
 
 
 def _pair(function: click.decorators.FC) -> click.decorators.FC:
@@ -39,7 +44,7 @@ def group() -> None:
 def list_schemas(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every subject version with its schema id, type and settings (soft-deleted ones
     marked)."""
-    view = read_view(SchemaRegistry(app.cluster(cluster_name)))
+    view = read_registry(app.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name} | _view_json(view))
         return
@@ -86,9 +91,8 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
     written. Versions the target already holds are left; so are subjects only the target
     has. Run it again after an interruption: it finishes what is left."""
     pair = app.pair(source, target)
-    registries = SchemaRegistry(pair[0]), SchemaRegistry(pair[1])
-    wanted = read_view(registries[0])
-    plan = plan_copy(wanted, read_view(registries[1]))
+    copy = planned(*pair)
+    plan = copy.plan
     if plan.conflicts:
         more = len(plan.conflicts) - 20
         raise ConflictError(
@@ -98,11 +102,9 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
             + (f"\n  ... and {more} more" if more > 0 else ""),
         )
     left: list[str] = []
-    if not dry_run and not plan.empty:
-        progress = (lambda _m: None) if as_json else render.progress
-        apply(registries[1], plan, progress)
     if not dry_run:
-        left = differences(wanted, read_view(registries[1]))
+        carry_out(pair[1], plan, (lambda _m: None) if as_json else render.progress)
+        left = differences_between(copy.wanted, pair[1])
     answer = _plan_json(plan) | {"source": source, "target": target, "dry_run": dry_run}
     if as_json:
         render.print_json(answer | ({} if dry_run else {"differences": left}))
@@ -120,9 +122,7 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
 def compare(app: AppContext, source: str, target: str, as_json: bool) -> None:
     """Whether the target's registry holds every version of the source's under the same
     id and schema, with the same subject settings. Exit 0: it does; 1: it does not."""
-    pair = app.pair(source, target)
-    registries = SchemaRegistry(pair[0]), SchemaRegistry(pair[1])  # both named, or refused
-    found = differences(read_view(registries[0]), read_view(registries[1]))
+    found = compared(*app.pair(source, target))
     if as_json:
         render.print_json(
             {"source": source, "target": target, "differences": found, "equal": not found}

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import check_topic_name, cluster_option, json_option, topics_option
+from kmigrate.inventory.topics import topic_detail, topic_rows
 from kmigrate.jsonable import to_jsonable
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import compile_topics
 
 
@@ -30,34 +28,8 @@ def list_topics(
 ) -> None:
     """Topics with partition count, replication factor and record count."""
     pattern = compile_topics(topics) if topics else None
-    with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        print_topics(admin, cluster_name, internal=internal, as_json=as_json, pattern=pattern)
-
-
-def print_topics(
-    admin: ClusterAdmin,
-    cluster_name: str,
-    *,
-    internal: bool = False,
-    as_json: bool = False,
-    pattern: re.Pattern[str] | None = None,
-) -> None:
-    topics = [
-        t
-        for t in admin.list_topics(include_internal=internal)
-        if pattern is None or pattern.fullmatch(t.name)
-    ]
-    counts = {t.name: sum(w.count for w in admin.watermarks(t.name)) for t in topics}
-    rows = [
-        {
-            "name": t.name,
-            "partitions": t.partition_count,
-            "replication_factor": t.replication_factor,
-            "records": counts[t.name],
-            "under_replicated": sum(p.under_replicated for p in t.partitions),
-        }
-        for t in topics
-    ]
+    with app.workspace.admin(cluster_name) as admin:
+        rows = topic_rows(admin, internal=internal, pattern=pattern)
     if as_json:
         render.print_json({"cluster": cluster_name, "topics": rows})
         return
@@ -65,13 +37,7 @@ def print_topics(
         f"topics on {cluster_name}",
         ["topic", "partitions", "replication", "records", "under-replicated"],
         [
-            (
-                r["name"],
-                r["partitions"],
-                r["replication_factor"],
-                r["records"],
-                r["under_replicated"] or "",
-            )
+            (r.name, r.partitions, r.replication_factor, r.records, r.under_replicated or "")
             for r in rows
         ],
     )
@@ -85,9 +51,9 @@ def print_topics(
 def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> None:
     """Partitions (leader, replicas, ISR, offsets) and non-default configs of TOPIC."""
     check_topic_name(topic)
-    with ClusterAdmin(app.cluster(cluster_name)) as admin:
-        info = admin.describe_topic(topic)
-        marks = {w.partition: w for w in admin.watermarks(topic)}
+    with app.workspace.admin(cluster_name) as admin:
+        detail = topic_detail(admin, topic)
+    info, marks = detail.info, detail.marks
     if as_json:
         data = to_jsonable(info)
         for p in data["partitions"]:

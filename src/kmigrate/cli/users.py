@@ -11,8 +11,8 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.config import read_user_file
-from kmigrate.identity.users import Credential, credentials, parse_passwords, plan_users
-from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.identity.user_copy import copy_users, read_users
+from kmigrate.identity.users import Credential, parse_passwords
 
 EXIT_INCOMPLETE = 1
 
@@ -29,8 +29,7 @@ def group() -> None:
 def list_users(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every SCRAM user with its mechanisms and iterations (Kafka never returns a
     password)."""
-    with ClusterAdmin(app.settings.cluster(cluster_name)) as admin:
-        found = credentials(admin.scram_credentials())
+    found = read_users(app.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name, "users": [_json(c) for c in found]})
         return
@@ -73,15 +72,8 @@ def copy(
     source_cfg, target_cfg = app.pair(source, target)
     if loose:  # said once the input is known good: an error stays one line
         render.progress(f"warning: {passwords_path} can be read by other users; chmod 600 it")
-    with ClusterAdmin(source_cfg) as s, ClusterAdmin(target_cfg) as t:
-        plan = plan_users(s.scram_credentials(), t.scram_credentials(), passwords, replace=replace)
-        if not dry_run:
-            for c in plan.create:
-                t.upsert_scram_credential(c.user, c.mechanism, c.iterations, passwords[c.user])
-            held = {(c.user, c.mechanism) for c in credentials(t.scram_credentials())}
-            failed = [c for c in plan.create if (c.user, c.mechanism) not in held]
-        else:
-            failed = []
+    copied = copy_users(source_cfg, target_cfg, passwords, replace=replace, dry_run=dry_run)
+    plan, failed = copied.plan, copied.missing_after
     verb = "would create" if dry_run else "created"
     if as_json:
         render.print_json(

@@ -13,22 +13,15 @@ from kmigrate.cli.differences import exit_if_differs
 from kmigrate.cli.options import json_option, topics_option
 from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import compile_topics
-from kmigrate.spark.session import build_context
-from kmigrate.store import store_for
-from kmigrate.store.links import require_link
-from kmigrate.verify.by_link import verify_link
 from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
 from kmigrate.verify.job import (
-    Sides,
     driver_offsets_from_env,
-    plan_position,
     read_start_file,
-    verify,
 )
 from kmigrate.verify.report import VerifyReport, record_json, report_json
+from kmigrate.verify.runs import verify_link, verify_position
 from kmigrate.verify.schema_ids import UNKNOWN
 
 
@@ -92,26 +85,17 @@ def _run(
     if link_name:
         if source or target or start:
             raise ConfigError("--source/--target/--from are for verifying without --link")
-        store = store_for(settings)
-        link = require_link(store, link_name)
-        return verify_link(settings, store, link, pattern, progress, in_driver)
+        link = app.workspace.link(link_name)
+        return verify_link(settings, app.workspace.store, link, pattern, progress, in_driver)
     if not (source and target and pattern):
         raise ConfigError("pass --link LINK, or --source A --target B --topics REGEX")
-    source_cfg, target_cfg = app.cluster(source), app.cluster(target)
+    app.cluster(source), app.cluster(target)  # both configured, before a file is read
     position = check_position(start or "earliest", latest=False, files=True)
     timed = position == "earliest" or position.startswith("@")
     start_file = None if timed else read_start_file(position)
-    with ClusterAdmin(source_cfg) as s, ClusterAdmin(target_cfg) as t:
-        sides = Sides(source_cfg, target_cfg, s, t)
-        return verify(
-            lambda: build_context(settings.spark, "kmigrate-verify"),
-            sides,
-            lambda: plan_position(pattern, position, sides, start_file),
-            mode="position",
-            link=None,
-            progress=progress,
-            driver_offsets=in_driver,
-        )
+    return verify_position(
+        settings, source, target, pattern, position, start_file, progress, in_driver
+    )
 
 
 def show_report(report: VerifyReport) -> None:

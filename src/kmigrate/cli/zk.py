@@ -35,10 +35,7 @@ from kmigrate.ensemble_move.plan import ZkMovePlan, parse_plan, plan_move
 from kmigrate.ensemble_move.report import status_json
 from kmigrate.ensemble_move.world import chroot_of, read_ensemble, read_kafka
 from kmigrate.errors import ConflictError
-from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.zk_operator import SandboxOperator
-from kmigrate.store import store_for
-from kmigrate.zookeeper.ensemble import resolve_ensemble
 
 
 @click.group("zk")
@@ -75,9 +72,9 @@ def plan(
     root_given = zk_path(chroot, "--chroot") if chroot is not None else None
     settings = app.settings
     cluster = settings.cluster(kafka)
-    source_cfg, target_cfg = resolve_ensemble(settings, source), resolve_ensemble(settings, target)
+    source_cfg, target_cfg = app.workspace.ensemble(source), app.workspace.ensemble(target)
     writable(output, force)
-    with ClusterAdmin(cluster) as admin:
+    with app.workspace.admin(cluster) as admin:
         probe = read_kafka(admin, source_cfg, "")
         root = root_given if root_given is not None else chroot_of(probe.zookeeper_connect)
         state = read_kafka(admin, source_cfg, root) if root else probe
@@ -165,9 +162,9 @@ def migrate(
             return
         if not confirm(_intent(plan, rollback), dry_run=dry_run, yes=yes):
             return
-    op = ensemble_move(store_for(settings), plan.kafka, render.progress)
+    op = ensemble_move(app.workspace.store, plan.kafka, render.progress)
     command = f"zk migrate {plan_file.name}" + (" --rollback" if rollback else "")
-    with acting(op, command, cluster) as (admin, status):
+    with acting(op, command, lambda: app.workspace.admin(cluster)) as (admin, status):
         move = Move(plan, plan_file.read_text(), op, operator, admin, timeout, status)
         (rollback_move if rollback else run_move)(move)
     if as_json:
@@ -224,7 +221,7 @@ def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Where the cluster's ZooKeeper move stands (nothing yet: an empty answer, exit 0)."""
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
-    move = ensemble_move(store_for(app.settings), kafka).get()
+    move = ensemble_move(app.workspace.store, kafka).get()
     if move is None:
         if as_json:
             render.print_json({"kafka": kafka, "phase": None})
@@ -249,7 +246,7 @@ def history_command(app: AppContext, cluster_name: str | None, as_json: bool) ->
     """Every step of the cluster's ZooKeeper move, in order."""
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
-    print_history(kafka, ensemble_move(store_for(app.settings), kafka).history(), as_json)
+    print_history(kafka, ensemble_move(app.workspace.store, kafka).history(), as_json)
 
 
 @group.command("cleanup")
@@ -265,7 +262,7 @@ def cleanup(
     terminal."""
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
-    op = ensemble_move(store_for(app.settings), kafka, render.progress)
+    op = ensemble_move(app.workspace.store, kafka, render.progress)
     move = op.get()
     if move is None or move.phase != "done":
         raise ConflictError(

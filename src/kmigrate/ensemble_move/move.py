@@ -26,10 +26,10 @@ from kmigrate.ensemble_move.world import (
 )
 from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.model.operations import ENSEMBLE_MOVE
 from kmigrate.runbook import guards
 from kmigrate.runbook.operation import Kind, Operation, Phased
+from kmigrate.waiting import WaitPolicy
 from kmigrate.zookeeper import reconfig
 from kmigrate.zookeeper.tree import digest, first_difference, read_tree
 from kmigrate.zookeeper.words import last_zxid, server_mode

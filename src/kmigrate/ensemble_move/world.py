@@ -9,7 +9,7 @@ from kmigrate.ensemble_move.members import Member, parse_config
 from kmigrate.ensemble_move.model import EnsembleView, KafkaOnZk
 from kmigrate.errors import ConfigError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
+from kmigrate.waiting import WaitPolicy
 from kmigrate.zookeeper import znodes
 from kmigrate.zookeeper.reconfig import dynamic_config
 from kmigrate.zookeeper.session import session

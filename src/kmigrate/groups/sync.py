@@ -25,9 +25,9 @@ from kmigrate.groups.migrate import check_not_moved_on
 from kmigrate.groups.plan import GroupPlan, plan_groups
 from kmigrate.groups.translation import NOT_IN_LINK
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitAbandoned, WaitPolicy
 from kmigrate.model.links import Link
 from kmigrate.store import Store
+from kmigrate.waiting import WaitAbandoned, WaitPolicy
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from kmigrate.errors import MirrorError, NotTranslatableError
 from kmigrate.groups.plan import GroupPlan, plan_groups
 from kmigrate.groups.translation import waiting_for_mirror
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.mirror.status import run_state
 from kmigrate.model.links import Link
 from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
 from kmigrate.store.runs import get_run
+from kmigrate.waiting import WaitPolicy
 
 # (records still to mirror, records to mirror when the wait began)
 WaitProgress = Callable[[int, int], None]

@@ -1,4 +1,4 @@
-"""Which Kafka conditions pass on their own, and how a long-running process waits them out.
+"""Which Kafka conditions pass on their own.
 
 Brokers restart, leaders move, coordinators load: every Kafka client retries these, and
 so does kmigrate, through this one module:
@@ -6,10 +6,9 @@ so does kmigrate, through this one module:
 * :func:`is_transient` classifies a librdkafka error (the admin layer turns transient
   ones into :class:`ClusterUnavailableError`, the data plane's tasks report them as
   ``unavailable``);
-* :class:`WaitPolicy` runs one step of a long-running process (a mirror batch, a groups
-  sync round) again and again while it fails with ``ClusterUnavailableError``, with
-  bounded exponential backoff and full jitter, says once when waiting starts and once
-  when it ends, and gives up with :class:`OutageTooLongError` past its deadline.
+* ``kmigrate.waiting.WaitPolicy`` runs one step of a long-running process (a mirror
+  batch, a groups sync round) again and again while it fails with
+  ``ClusterUnavailableError``, and gives up past its deadline.
 
 Everything else (authorization, a foreign write, retention loss, a topic deleted, a
 record too large, a wrong configuration) is not transient: it propagates at once.
@@ -17,17 +16,10 @@ record too large, a wrong configuration) is not transient: it propagates at once
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import TypeVar
+from collections.abc import Callable
 
 from confluent_kafka import KafkaError
-
-from kmigrate.errors import ClusterUnavailableError, OutageTooLongError
-
-T = TypeVar("T")
 
 # Broker answers that mean "not now": leadership or coordination is moving, a broker is
 # restarting or catching up. UNKNOWN_TOPIC_OR_PART is left out on purpose: a deleted
@@ -142,127 +134,3 @@ def condition_of(error: KafkaError, where: str | None = None) -> str:
     """A few words for a status line: "no leader for orders[3]"."""
     what = _CONDITIONS.get(error.code(), error.name().lower().lstrip("_").replace("_", " "))
     return f"{what} for {where}" if where else what
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with full jitter: attempt n waits uniformly in [floor, cap_n],
-    cap_n = min(first_s * 2**n, max_s), so many waiting processes do not retry in step."""
-
-    first_s: float = 0.25
-    max_s: float = 5.0
-    floor_s: float = 0.05
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        cap = min(self.first_s * 2 ** min(attempt, 30), self.max_s)
-        return rng.uniform(min(self.floor_s, cap), cap)
-
-
-@dataclass(frozen=True)
-class Outage:
-    """A cluster that stopped answering usefully: since when, and why (latest reason)."""
-
-    cluster: str
-    condition: str
-    since: float  # wall clock, seconds since the epoch
-    started: float  # monotonic clock, for the deadline
-
-    def clock(self) -> str:
-        return time.strftime("%H:%M:%S", time.localtime(self.since))
-
-
-class WaitAbandoned(Exception):
-    """The process was asked to stop while it waited; nothing failed."""
-
-
-def duration_text(seconds: float) -> str:
-    """90 -> "1m30s", 3600 -> "1h", 4.2 -> "4s"."""
-    total = max(round(seconds), 0)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else ""]
-    parts.append(f"{secs}s" if secs or not (hours or minutes) else "")
-    return "".join(parts)
-
-
-class WaitPolicy:
-    """Runs a step until it succeeds, waiting out ``ClusterUnavailableError``.
-
-    ``on_wait(outage)`` is called when waiting starts and whenever the reason changes
-    cluster; ``on_recover(outage)`` once it ends. ``pause(seconds)`` sleeps between
-    attempts (a process heartbeats there) and returns False when the process should
-    stop, which ends the wait with :class:`WaitAbandoned`. Past ``max_unavailable_s``
-    of one outage the step's error becomes :class:`OutageTooLongError`, whose message
-    names the cluster, the condition, how long it lasted and ``resume_hint``.
-    """
-
-    def __init__(
-        self,
-        max_unavailable_s: float,
-        *,
-        on_wait: Callable[[Outage], None] = lambda _o: None,
-        on_recover: Callable[[Outage], None] = lambda _o: None,
-        pause: Callable[[float], bool] | None = None,
-        roles: Mapping[str, str] | None = None,
-        resume_hint: str = "",
-        backoff: Backoff = Backoff(),
-        rng: random.Random | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
-    ) -> None:
-        self.max_unavailable_s = max_unavailable_s
-        self.on_wait = on_wait
-        self.on_recover = on_recover
-        self.pause = pause or _sleep
-        self.roles = dict(roles or {})
-        self.resume_hint = resume_hint
-        self.backoff = backoff
-        self.rng = rng or random.Random()
-        self.monotonic = monotonic
-        self.wall = wall
-        self.outage: Outage | None = None
-
-    def run(self, step: Callable[[], T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                result = step()
-            except ClusterUnavailableError as exc:
-                self._unavailable(exc)
-                if not self.pause(self.backoff.delay(attempt, self.rng)):
-                    raise WaitAbandoned() from None
-                attempt += 1
-                continue
-            if self.outage is not None:
-                ended, self.outage = self.outage, None
-                self.on_recover(ended)
-            return result
-
-    def who(self, cluster: str) -> str:
-        role = self.roles.get(cluster)
-        return f"{role} cluster '{cluster}'" if role else f"cluster '{cluster}'"
-
-    def lasted(self, outage: Outage) -> float:
-        return self.monotonic() - outage.started
-
-    def _unavailable(self, exc: ClusterUnavailableError) -> None:
-        previous = self.outage
-        if previous is None:
-            self.outage = Outage(exc.cluster, exc.condition, self.wall(), self.monotonic())
-        else:
-            self.outage = replace(previous, cluster=exc.cluster, condition=exc.condition)
-        outage = self.outage
-        if self.lasted(outage) > self.max_unavailable_s:
-            hint = f"; {self.resume_hint}" if self.resume_hint else ""
-            raise OutageTooLongError(
-                f"{self.who(outage.cluster)} unavailable for {duration_text(self.lasted(outage))}"
-                f" (since {outage.clock()}, longer than the allowed "
-                f"{duration_text(self.max_unavailable_s)}): {outage.condition}{hint}"
-            ) from None
-        if previous is None or previous.cluster != outage.cluster:
-            self.on_wait(outage)
-
-
-def _sleep(seconds: float) -> bool:
-    time.sleep(seconds)
-    return True

@@ -20,9 +20,7 @@ from kmigrate.identity.quotas import remapped
 from kmigrate.migration.plan import Plan, PlannedQuota, PlannedSchemas, QuotaEntity
 from kmigrate.migration.session import Report
 from kmigrate.model.quotas import Entity
-from kmigrate.schema_registry.client import SchemaRegistry
-from kmigrate.schemas.copy import apply, read_view
-from kmigrate.schemas.plan import plan_copy
+from kmigrate.schemas.between import carry_out, planned, read_registry
 
 
 def planned_quotas(
@@ -46,7 +44,7 @@ def planned_schemas(source: ClusterConfig, target: ClusterConfig) -> PlannedSche
     """What the source's registry holds, to copy (None: a cluster names no registry)."""
     if source.schema_registry is None or target.schema_registry is None:
         return None
-    view = read_view(SchemaRegistry(source))
+    view = read_registry(source)
     return PlannedSchemas(enabled=True, subjects=len(view.subjects), versions=len(view.versions))
 
 
@@ -61,8 +59,7 @@ def schema_problems(plan: Plan, source: ClusterConfig, target: ClusterConfig) ->
             f"the plan copies schemas, but cluster {missing[0]} names no schema_registry in "
             "clusters.yaml; add it, or set schemas.enabled: false in the plan"
         ]
-    copy = plan_copy(read_view(SchemaRegistry(source)), read_view(SchemaRegistry(target)))
-    return [f"schema registry: {line}" for line in copy.conflicts]
+    return [f"schema registry: {line}" for line in planned(source, target).plan.conflicts]
 
 
 def copy_quotas(target: ClusterConfig, plan: Plan) -> int:
@@ -77,10 +74,8 @@ def copy_schemas(plan: Plan, source: ClusterConfig, target: ClusterConfig, repor
     """Copy the source's registry to the target's (same ids); versions registered."""
     if plan.schemas is None or not plan.schemas.enabled:
         return 0
-    registry = SchemaRegistry(target)
-    copy = plan_copy(read_view(SchemaRegistry(source)), read_view(registry))
+    copy = planned(source, target).plan
     if copy.conflicts:  # written on the target since the check: still nothing written
         raise ConflictError(f"schema registry: {copy.conflicts[0]}; nothing was written")
-    if not copy.empty:
-        apply(registry, copy, report)
+    carry_out(target, copy, report)
     return len(copy.register)

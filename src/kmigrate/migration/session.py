@@ -19,11 +19,12 @@ from typing import NoReturn
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError, KMigrateError, NotFoundError
 from kmigrate.migration.plan import Plan, parse_plan
-from kmigrate.model.migrations import Item
+from kmigrate.model.migrations import Event, Item
 from kmigrate.runbook.lock import held
 from kmigrate.store import Store
 from kmigrate.store.locks import Holder
 from kmigrate.store.migrations import (
+    events_of,
     items_of,
     migration_names,
     migration_plan_yaml,
@@ -73,6 +74,11 @@ def load_migration(store: Store, settings: Settings, name: str | None) -> Migrat
     return Migration(
         name, parse_plan(text, f"the stored plan of migration '{name}'"), store, settings
     )
+
+
+def events(store: Store, migration: str, last: int | None = None) -> list[Event]:
+    """The migration's audit log, oldest first (only the ``last`` entries if given)."""
+    return events_of(store, migration, last)
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from kmigrate.model.links import (
 )
 from kmigrate.model.runs import LIVE_STATES
 from kmigrate.store import Store
-from kmigrate.store.links import get_link, link_topics_of, require_link, set_topic_state
+from kmigrate.store.links import get_link, link_topics_of, require_link, save_link, set_topic_state
 from kmigrate.store.locks import pid_alive
 from kmigrate.store.runs import get_run
 
@@ -82,6 +82,12 @@ def check_link(store: Store, link: Link) -> None:
             f"choose another --link name for {link.source} -> {link.target}"
         )
     check_not_running(store, link.name)
+
+
+def register(store: Store, link: Link) -> Link:
+    """Save the link, once `check_link` and `check_clusters` passed (the stored one if a
+    link of that name between the same clusters exists: its maps belong to it)."""
+    return save_link(store, link)
 
 
 def check_clusters(settings: Settings, link: Link) -> None:

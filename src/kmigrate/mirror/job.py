@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmigrate.config import Settings, SparkConfig
 from kmigrate.config.tuning import count_from_env
+from kmigrate.durations import duration_text
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.retry import Outage, WaitAbandoned, WaitPolicy, duration_text
 from kmigrate.mirror import copier
 from kmigrate.mirror.batch import MirrorContext, run_batch
 from kmigrate.mirror.control import check_not_running
@@ -48,6 +48,7 @@ from kmigrate.spark.tasks import warm_up
 from kmigrate.store import Store
 from kmigrate.store.links import link_topics_of, set_topic_state
 from kmigrate.store.runs import begin_run, report_run, report_waiting
+from kmigrate.waiting import Outage, WaitAbandoned, WaitPolicy
 
 if TYPE_CHECKING:
     from pyspark import SparkContext

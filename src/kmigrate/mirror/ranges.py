@@ -39,7 +39,7 @@ class CopySettings:
     # batch of a long backlog is recorded every few seconds, not after hours.
     max_bytes: int = 256 * 1024 * 1024
     # A task that makes no progress this long while a cluster is unavailable gives up
-    # and reports it; the driver waits (kmigrate.kafka.retry) and plans again. The
+    # and reports it; the driver waits (kmigrate.waiting) and plans again. The
     # mirror sets it to the clusters' timeout_s.
     outage_s: float = 10.0
     # Record batches copied as bytes (kmigrate.mirror.byte_copy), else record by record.

@@ -77,6 +77,11 @@ def run_state(run: MirrorRun | None) -> tuple[str, str | None]:
     return run.state.value, run.reason
 
 
+def state_of(store: Store, link: str) -> tuple[str, str | None]:
+    """The link's mirror process as `run_state` tells it."""
+    return run_state(get_run(store, link))
+
+
 def link_status(
     store: Store,
     link: Link,

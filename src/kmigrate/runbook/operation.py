@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from kmigrate.errors import KafkaOperationError, KMigrateError
-from kmigrate.kafka.retry import WaitPolicy
 from kmigrate.model.operations import MoveEvent, MoveRecord
 from kmigrate.runbook.lock import held
 from kmigrate.store import Store, operations
 from kmigrate.store.locks import Holder
+from kmigrate.waiting import WaitPolicy
 
 T = TypeVar("T")
 

@@ -17,8 +17,8 @@ from kmigrate.serve.metrics import Metrics
 from kmigrate.serve.sampler import Sampler
 from kmigrate.store import Store
 from kmigrate.store.links import require_link
-from kmigrate.verify.by_link import verify_link
 from kmigrate.verify.report import VerifyReport, report_json
+from kmigrate.verify.runs import verify_link
 
 ANSWER_WITHIN_S = 2.0  # work that ends sooner is answered directly; else a job to poll
 Report = Callable[[str], None]

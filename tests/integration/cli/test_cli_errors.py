@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CliResult, run_cli
+from harness.helpers import CliResult, run_cli
 from tests.integration.conftest import Clusters
 
 

@@ -1,7 +1,7 @@
 """A whole ZooKeeper move under traffic, with `zk migrate` killed (SIGKILL) in the join,
 the check, the switch and the split, and resumed each time by running it again. Each kill
 is at a step boundary of its phase or a random moment after one, drawn by the kill-point
-sweep's seeded chooser (tests/killpoints.py; seed printed, replay with KMIGRATE_TEST_SEED).
+sweep's seeded chooser (harness/killpoints.py; seed printed, replay with KMIGRATE_TEST_SEED).
 
 A sandbox of its own: ensembles `old` (servers 1-3, holding Kafka under /kafka) and
 `new` (4-6, empty), and a 2-broker ZooKeeper-mode Kafka 3.9 cluster `legacy` on
@@ -24,17 +24,17 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
 
+from harness.helpers import run_cli, seeded, unique
+from harness.killpoints import choose
+from harness.killrun import kill_at_point
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.ensemble_move.plan import load_plan
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.model.cluster import AclEntry
 from kmigrate.sandbox.state import load_state
-from tests.helpers import run_cli, seeded, unique
 from tests.integration.ensemble_move.conftest import old_and_new
 from tests.integration.traffic import Group, Traffic
-from tests.killpoints import choose
-from tests.killrun import kill_at_point
 
 
 @pytest.fixture(scope="module")

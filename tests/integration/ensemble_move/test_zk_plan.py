@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import run_cli, unique
 from kmigrate.config import load_settings
 from kmigrate.ensemble_move.plan import load_plan
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.zookeeper.tree import digest, first_difference, read_tree
-from tests.helpers import run_cli, unique
 from tests.integration.ensemble_move.conftest import old_and_new
 
 

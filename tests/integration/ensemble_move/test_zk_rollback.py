@@ -15,6 +15,9 @@ import pytest
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from harness.helpers import run_cli, unique, wait_for
+from harness.killpoints import KillPoint
+from harness.killrun import kill_at_point, kmigrate
 from kmigrate.config import load_settings
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -25,12 +28,9 @@ from kmigrate.sandbox.node_files import broker_properties
 from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.store import store_for
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.ensemble_move.conftest import old_and_new
 from tests.integration.ensemble_move.test_zk_move import _migrate, server_ids_and_root
 from tests.integration.traffic import Traffic
-from tests.killpoints import KillPoint
-from tests.killrun import kill_at_point, kmigrate
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.gateway import Gateway, running_gateway
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway, running_gateway
 
 
 @pytest.fixture(scope="session")

@@ -20,10 +20,10 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from harness.gateway import Gateway
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
 from tests.integration.gateway.verifiable import java_tool, java_tools, names_only_gateway
 
 RECORDS = 30  # 10 per partition

@@ -31,6 +31,8 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
+from harness.gateway import Gateway, running_gateway
+from harness.helpers import java_on, run_cli, wait_for
 from kmigrate.config import load_settings
 from kmigrate.gateway.protocol import tls
 from kmigrate.kafka.admin import ClusterAdmin
@@ -40,8 +42,6 @@ from kmigrate.net import free_ports
 from kmigrate.sandbox.clusters_yaml import load_passwords, password_variable
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
 from kmigrate.sandbox.state import CLIENT_USER, SandboxState
-from tests.helpers import java_on, run_cli, wait_for
-from tests.integration.gateway.harness import Gateway, running_gateway
 from tests.integration.gateway.test_gateway_clients import _route
 
 PREFIX = f"gw-auth-{uuid.uuid4().hex[:8]}"  # this module's topics and groups

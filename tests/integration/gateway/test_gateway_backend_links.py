@@ -10,10 +10,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from harness.helpers import unique
 from kmigrate.gateway.protocol.backend import Backend
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.protocol import wire
-from tests.helpers import unique
 from tests.integration.conftest import Clusters
 
 WAIT = dt.timedelta(seconds=30)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
 
+from harness.gateway import Gateway
+from harness.gateway_traffic import routed_topic
+from harness.helpers import run_cli, seeded, unique, wait_for
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
-from tests.integration.gateway.traffic import routed_topic
 from tests.integration.gateway.verifiable import (
     Client,
     Produced,

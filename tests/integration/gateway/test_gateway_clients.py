@@ -18,14 +18,14 @@ from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 from kazoo.client import KazooClient
 
+from harness.gateway import Gateway
+from harness.helpers import java_on, run_cli, unique, wait_for
 from kmigrate.gateway.control.producers import FORGET_AFTER_S, ProducerIds
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.net import free_ports
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
 
 RECORDS = 400
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from harness.gateway import Gateway
+from harness.gateway_traffic import routed_topic
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
-from tests.integration.gateway.traffic import routed_topic
 
 
 def _call(url: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:

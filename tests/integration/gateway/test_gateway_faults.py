@@ -20,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from harness.gateway import Gateway, running_gateway
+from harness.gateway_traffic import Reader, Traffic, read_once, route, routed_topic
+from harness.helpers import run_cli, seeded, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.gateway.control.command import MoveRequest, move
 from kmigrate.gateway.control.marks import MARK_EVERY_S
@@ -28,10 +31,7 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway, running_gateway
-from tests.integration.gateway.traffic import Reader, Traffic, read_once, route, routed_topic
 from tests.integration.gateway.verifiable import (
     check_accounted,
     java_consumer,

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from harness.ecosystems import franz
+from harness.gateway import Gateway
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
-from tests.ecosystems import franz
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
 
 RECORDS = 2000
 PARTITIONS = 6

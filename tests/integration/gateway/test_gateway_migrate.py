@@ -30,6 +30,9 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from fastapi.testclient import TestClient
 
+from harness.gateway import Gateway
+from harness.gateway_traffic import Reader, Traffic, read_once, routed_topic
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.gateway.control.partition_moves import Mode, begin
 from kmigrate.gateway.control.placement import leader_of
@@ -40,10 +43,7 @@ from kmigrate.net import free_ports
 from kmigrate.serve.app import create_app
 from kmigrate.store import store_for
 from kmigrate.store.migrations import events_of
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
-from tests.integration.gateway.traffic import Reader, Traffic, read_once, routed_topic
 
 PARTITIONS = 4
 

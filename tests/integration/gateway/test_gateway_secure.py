@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.gateway import Gateway, running_gateway
+from harness.helpers import unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.clusters_yaml import load_passwords
 from kmigrate.sandbox.state import SandboxState
-from tests.helpers import unique
-from tests.integration.gateway.harness import Gateway, running_gateway
 from tests.integration.gateway.test_gateway_clients import _consume, _produce, _route
 
 

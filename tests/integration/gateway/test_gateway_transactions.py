@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from harness.gateway import Gateway
+from harness.gateway_traffic import routed_topic
+from harness.helpers import java_on, run_cli, seeded, unique, wait_for
 from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.maven import cache_dir, fetch_jars
-from tests.helpers import java_on, run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
-from tests.integration.gateway.traffic import routed_topic
 
 STREAMS = Path(__file__).with_name("streams")
 KAFKA_VERSION = "4.3.1"

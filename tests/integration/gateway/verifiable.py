@@ -26,11 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.ecosystems import franz
+from harness.gateway import Gateway
+from harness.helpers import java_on, wait_for
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.ecosystems import franz
-from tests.helpers import java_on, wait_for
 from tests.integration.conftest import Clusters
-from tests.integration.gateway.harness import Gateway
 
 Record = tuple[int, int, int]  # partition, offset, n (the record's place in send order)
 Read = tuple[int, int, str]  # partition, offset, value as read

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError
 
+from harness.helpers import java_on
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox.jars import ensure_jars
-from tests.helpers import java_on
 
 
 def _consumer(cluster: ClusterConfig, group: str, **extra: object) -> Consumer:

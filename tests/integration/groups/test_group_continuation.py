@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import run_cli, unique
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
-from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.groups.conftest import LINK, new_mirror, records, topic_of
 from tests.integration.groups.consumers import (

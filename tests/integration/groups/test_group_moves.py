@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 from confluent_kafka import Consumer, TopicPartition
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
@@ -23,7 +24,6 @@ from kmigrate.model.cluster import TopicPartitionOffset
 from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.groups.conftest import LINK, records, topic_of
 from tests.integration.groups.consumers import (

@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import GroupMovedOnError
 from kmigrate.groups.migrate_many import migrate_groups
@@ -21,7 +22,6 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.store import store_for
 from kmigrate.store.links import require_link
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.groups.conftest import LINK, topic_of
 from tests.integration.groups.round_trips import RoundTrips, counting

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.userview import _quotas, config_command, quotas
 from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.sandbox.jars import ensure_jars
 from tests.integration.cli_contract.harness import Ran, run_in
 from tests.integration.conftest import Clusters
-from tests.userview import _quotas, config_command, quotas
 
 TOOLS = "3.9.1"  # the last release whose jars still have kafka.admin.ConfigCommand
 

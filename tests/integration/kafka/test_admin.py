@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer
 
+from harness.helpers import unique, wait_for
 from kmigrate.errors import GroupActiveError, TopicExistsError, TopicNotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.cluster import TopicPartitionOffset
 from kmigrate.model.records import Record
-from tests.helpers import unique, wait_for
 from tests.integration.conftest import Clusters
 
 

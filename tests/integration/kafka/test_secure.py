@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import java_on, run_cli, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -21,7 +22,6 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
-from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.cli_contract.harness import Ran, run_in
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.helpers import unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.model.quotas import Entity
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.state import SandboxState, load_state
-from tests.helpers import unique
 from tests.integration.cli_contract.harness import run_in
 
 
@@ -68,7 +68,7 @@ def test_the_gateway_reaches_tls_backends(
 ) -> None:
     """The gateway's backend connections use the clusters.yaml TLS settings: records
     written through it land on a TLS cluster and are read back through it."""
-    from tests.integration.gateway.harness import running_gateway
+    from harness.gateway import running_gateway
     from tests.integration.gateway.test_gateway_clients import _consume, _produce, _route
 
     settings = load_settings(_config(sealed))

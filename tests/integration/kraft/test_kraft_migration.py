@@ -14,7 +14,7 @@ controller), with an acks=all producer and a consumer group running throughout:
   allowed where no ACL names the topic).
 
 Each kill is at a step boundary of its roll or a random moment after one, drawn by the
-kill-point sweep's seeded chooser (tests/killpoints.py; the seed is printed, replay with
+kill-point sweep's seeded chooser (harness/killpoints.py; the seed is printed, replay with
 KMIGRATE_TEST_SEED); bench/killpoints.py kills at every boundary.
 """
 
@@ -32,6 +32,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from harness.helpers import java_on, seeded, unique, wait_for
+from harness.killpoints import Kill, choose
+from harness.killrun import kill_at_point, kmigrate
+from harness.userview import committed
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas
@@ -44,12 +48,8 @@ from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import load_state
 from kmigrate.serve.app import create_app
-from tests.helpers import java_on, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
-from tests.killpoints import Kill, choose
-from tests.killrun import kill_at_point, kmigrate
-from tests.userview import committed
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three

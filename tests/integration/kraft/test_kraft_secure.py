@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.helpers import java_on, run_cli, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -35,7 +36,6 @@ from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import read_json
-from tests.helpers import java_on, run_cli, unique, wait_for
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"

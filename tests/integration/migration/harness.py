@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from harness.helpers import CliResult, run_cli, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
@@ -24,7 +25,6 @@ from kmigrate.store import store_for
 from kmigrate.store.locks import pid_alive
 from kmigrate.store.migrations import events_of, items_of
 from kmigrate.store.runs import get_run
-from tests.helpers import CliResult, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.helpers import unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.acls import copy_acls
@@ -15,7 +16,6 @@ from kmigrate.model.migrations import SwitchOrder
 from kmigrate.sandbox.clusters_yaml import cluster_config
 from kmigrate.sandbox.state import CLIENT_USER, SandboxState
 from kmigrate.store import open_store
-from tests.helpers import unique, wait_for
 from tests.integration.conftest import Clusters
 
 

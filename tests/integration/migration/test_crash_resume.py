@@ -1,5 +1,5 @@
 """kill -9 a migration command at a step boundary or a random moment of its step (the
-kill-point sweep's seeded chooser, tests/killpoints.py): the next command sees what
+kill-point sweep's seeded chooser, harness/killpoints.py): the next command sees what
 was left (refusing other steps while one is half done), the same command finishes it,
 and both clusters still match record by record."""
 
@@ -9,13 +9,15 @@ import random
 import sys
 from pathlib import Path
 
+from harness.helpers import seeded, wait_for
+from harness.killpoints import choose
+from harness.killrun import kill_at_point
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import seeded, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.groups.consumers import (
     assert_exactly_once,
@@ -25,8 +27,6 @@ from tests.integration.groups.consumers import (
 )
 from tests.integration.migration.harness import Migration, fill, new_migration
 from tests.integration.mirror.harness import assert_exact_copy, caught_up
-from tests.killpoints import choose
-from tests.killrun import kill_at_point
 
 
 def kill_at_random(

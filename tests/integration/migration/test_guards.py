@@ -18,6 +18,7 @@ import yaml
 from confluent_kafka import Consumer
 from sqlalchemy import select, update
 
+from harness.helpers import CliResult, run_cli, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.session import locked
@@ -25,7 +26,6 @@ from kmigrate.model.links import TopicState
 from kmigrate.store import store_for
 from kmigrate.store.links import link_topics_of
 from kmigrate.store.schema import offset_runs
-from tests.helpers import CliResult, run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import Migration, edit_plan, fill, new_migration
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.errors import KMigrateError
 from kmigrate.groups.view import view_group
@@ -26,7 +27,6 @@ from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.links import save_link
 from kmigrate.store.migrations import add_item, save_migration, set_state
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import yaml
 from confluent_kafka import Producer
 
+from harness import zygote
+from harness.helpers import unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
@@ -24,8 +26,6 @@ from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
 from kmigrate.store.runs import get_run
-from tests import zygote
-from tests.helpers import unique, wait_for
 
 
 def mirror_config(cluster_config: Path, folder: Path, master: str = "local[2]") -> Path:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import java_on, seeded, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from tests.helpers import java_on, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,

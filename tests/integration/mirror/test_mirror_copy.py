@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,

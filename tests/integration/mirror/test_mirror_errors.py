@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.helpers import CliResult, run_cli, unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
@@ -23,7 +24,6 @@ from kmigrate.model.runs import RunState
 from kmigrate.store import store_for
 from kmigrate.store.links import get_link, link_topics_of, save_link
 from kmigrate.store.runs import begin_run, report_run
-from tests.helpers import CliResult, run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 

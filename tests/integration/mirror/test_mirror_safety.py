@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import run_cli, seeded, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV, TASK_BYTES_ENV
 from kmigrate.model.records import Record
-from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
+from harness.helpers import unique
 from kmigrate.config import ClusterConfig, SparkConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.mirror.batch import MirrorContext, run_batch
@@ -24,7 +25,6 @@ from kmigrate.mirror.topology import sync_topology
 from kmigrate.model.links import Link
 from kmigrate.store import open_store
 from kmigrate.store.links import save_link
-from tests.helpers import unique
 from tests.integration.bulk_topics import create_ready, wait_ready
 from tests.integration.conftest import Clusters
 

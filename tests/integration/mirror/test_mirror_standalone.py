@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import unique
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.spark.standalone import StandaloneSpark
-from tests.helpers import unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,

@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from harness.helpers import unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import ClusterUnavailableError, NotFoundError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -35,7 +36,6 @@ from kmigrate.store import store_for
 from kmigrate.store.links import save_link
 from kmigrate.store.offsets import record_batch, record_gap
 from tests.estate import add_topics
-from tests.helpers import unique, wait_for
 from tests.integration.cli_contract.harness import Ran, case, run_cases, run_in
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config

@@ -24,6 +24,7 @@ import pytest
 import yaml
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import SANDBOX_CONFIG_NAME, ClusterConfig, load_settings
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -31,7 +32,6 @@ from kmigrate.sandbox import manager
 from kmigrate.sandbox.state import load_state
 from kmigrate.store import store_for
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.mirror.harness import (
     MirrorProcess,
     assert_exact_copy,

@@ -22,6 +22,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from sqlalchemy import Connection
 
+from harness.helpers import unique, wait_for
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -33,7 +34,6 @@ from kmigrate.model.records import Record
 from kmigrate.store import Store, open_store
 from kmigrate.store.links import link_topics_of, save_link
 from kmigrate.store.offsets import load_partitions
-from tests.helpers import unique, wait_for
 from tests.integration.bulk_topics import create_ready
 from tests.integration.conftest import Clusters
 

@@ -9,11 +9,11 @@ import json
 import uuid
 from pathlib import Path
 
+from harness.helpers import CliResult, run_cli, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.model.cluster import AclEntry
 from kmigrate.sandbox.state import SCRAM_MECHANISM, SandboxState
-from tests.helpers import CliResult, run_cli, unique, wait_for
 
 
 def _sandbox_config(state: SandboxState) -> str:

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import run_cli, seeded, unique, wait_for
+from harness.killpoints import choose
+from harness.killrun import kill_at_point
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
@@ -23,10 +26,7 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.process import is_ours
 from kmigrate.sandbox.state import load_state
-from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.traffic import Group, Traffic
-from tests.killpoints import choose
-from tests.killrun import kill_at_point
 
 RACKS = ["a", "b", "a", "b"]
 

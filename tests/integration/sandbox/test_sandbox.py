@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import run_cli, unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
 from kmigrate.sandbox.process import is_ours
 from kmigrate.sandbox.state import load_state
-from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 
 

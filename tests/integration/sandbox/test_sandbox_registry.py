@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import unique
 from kmigrate.config import load_settings
 from kmigrate.errors import SandboxError
 from kmigrate.model.schemas import Schema, SchemaVersion
@@ -22,7 +23,6 @@ from kmigrate.sandbox import manager, schema_registry
 from kmigrate.sandbox.process import is_running, stop_processes
 from kmigrate.sandbox.state import RegistryNode, load_state
 from kmigrate.schema_registry.client import SchemaRegistry
-from tests.helpers import unique
 from tests.integration.cli_contract.harness import run_in
 from tests.integration.conftest import Clusters
 

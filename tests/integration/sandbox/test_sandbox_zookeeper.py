@@ -12,13 +12,13 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
+from harness.helpers import interruptible, run_cli, seeded, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.records import Record
 from kmigrate.sandbox.process import is_running, processes_naming, stop_processes
 from kmigrate.sandbox.state import load_state
-from tests.helpers import interruptible, run_cli, seeded, unique, wait_for
 
 
 def _status(directory: Path) -> tuple[int, dict]:

@@ -29,6 +29,7 @@ from confluent_kafka.schema_registry import SchemaReference, SchemaRegistryClien
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from harness.helpers import run_cli, seeded, unique, wait_for
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas
@@ -39,7 +40,6 @@ from kmigrate.net import free_ports
 from kmigrate.sandbox import process
 from kmigrate.sandbox import schema_registry as sandbox_registry
 from kmigrate.schema_registry.client import SchemaRegistry
-from tests.helpers import run_cli, seeded, unique, wait_for
 from tests.integration.cli_contract.harness import run_in
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import commit_group, stop_mirror

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
+from harness.helpers import wait_for
 from kmigrate.net import free_ports
-from tests.helpers import wait_for
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -16,13 +16,13 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.helpers import run_cli, unique, wait_for
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.model.records import Record
 from kmigrate.net import free_ports
 from kmigrate.serve.app import create_app
-from tests.helpers import run_cli, unique, wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import MirrorProcess, mirror_config, wait_caught_up
 

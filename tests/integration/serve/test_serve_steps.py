@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from harness.helpers import wait_for
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.serve.app import create_app
-from tests.helpers import wait_for
 from tests.integration.conftest import Clusters
 from tests.integration.migration.harness import Migration, new_migration
 

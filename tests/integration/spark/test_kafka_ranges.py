@@ -6,10 +6,10 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from harness.helpers import unique
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.spark.kafka_range import OffsetRange, RangeReadError, read_range
 from kmigrate.spark.kafka_ranges import RangesReader
-from tests.helpers import unique
 from tests.integration.conftest import Clusters
 
 

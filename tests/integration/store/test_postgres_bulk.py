@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.helpers import unique
 from kmigrate.model.links import Link, LinkTopic, StartPosition, TopicState
 from kmigrate.store import Store, open_store
 from kmigrate.store.links import link_topics_of, owners_of, put_topics, save_link
@@ -15,7 +16,6 @@ from kmigrate.store.offsets import (
     mapped_partitions,
     start_partitions,
 )
-from tests.helpers import unique
 
 BIG = 3 * 2**31 + 7  # offsets past a 32-bit integer
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy.engine import make_url
 
+from harness.helpers import unique
 from kmigrate.errors import ConflictError, NotFoundError, StoreError
 from kmigrate.model.groups import GroupPosition
 from kmigrate.model.links import Gap, Link, StartPosition, TopicState
@@ -31,7 +32,6 @@ from kmigrate.store.offsets import (
     start_partition,
 )
 from kmigrate.store.runs import begin_run, get_run, report_run
-from tests.helpers import unique
 from tests.integration.store.postgres import free_port
 
 BIG = 3 * 2**31 + 7  # offsets past a 32-bit integer

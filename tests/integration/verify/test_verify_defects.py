@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli
+from harness.helpers import run_cli
 from tests.integration.verify.conftest import AT, DEFECTS, FakeLink, N
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.helpers import run_cli, unique
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
 from kmigrate.model.records import Record
-from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.helpers import run_cli, unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce
@@ -19,7 +20,6 @@ from kmigrate.model.records import Record
 from kmigrate.store import store_for
 from kmigrate.store.links import put_topic, save_link
 from kmigrate.store.offsets import record_batch, start_partition
-from tests.helpers import run_cli, unique
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import mirror_config
 from tests.integration.verify.conftest import N, source_records

@@ -9,7 +9,7 @@ from confluent_kafka import KafkaError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmigrate.durations import parse_duration
+from kmigrate.durations import duration_text, parse_duration
 from kmigrate.errors import (
     AuthorizationError,
     ClusterUnavailableError,
@@ -18,15 +18,8 @@ from kmigrate.errors import (
     OutageTooLongError,
     TopicNotFoundError,
 )
-from kmigrate.kafka.retry import (
-    Backoff,
-    Outage,
-    WaitAbandoned,
-    WaitPolicy,
-    condition_of,
-    duration_text,
-    is_transient,
-)
+from kmigrate.kafka.retry import condition_of, is_transient
+from kmigrate.waiting import Backoff, Outage, WaitAbandoned, WaitPolicy
 
 
 @pytest.mark.parametrize(

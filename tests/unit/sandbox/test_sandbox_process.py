@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.helpers import wait_for
 from kmigrate.sandbox.process import (
     is_ours,
     is_running,
@@ -17,7 +18,6 @@ from kmigrate.sandbox.process import (
     stop_processes,
     tail,
 )
-from tests.helpers import wait_for
 
 # Answers "pong" to every stdin line: proof the process is alive and unsignalled.
 ECHO = (

@@ -19,7 +19,8 @@ from kmigrate.errors import ClusterUnavailableError, KMigrateError
 from kmigrate.kafka.admin.isolated import Isolated
 from kmigrate.kafka.clients import ErrorTrap, admin_client
 from kmigrate.kafka.errors import translate
-from kmigrate.kafka.retry import Backoff, until_shown
+from kmigrate.kafka.retry import until_shown
+from kmigrate.waiting import Backoff
 
 T = TypeVar("T")
 # Inside one call, a moving leader or coordinator is retried quickly and briefly.
@@ -49,7 +50,7 @@ class AdminConnection:
     def briefly(self, step: Callable[[], T], also: tuple[type[KMigrateError], ...] = ()) -> T:
         """``step``, retried within the cluster's ``timeout_s`` while it fails with a
         transient condition (a leader or coordinator moving, a broker restarting) or one
-        of ``also``. What lasts longer is the caller's to wait out (kmigrate.kafka.retry)."""
+        of ``also``. What lasts longer is the caller's to wait out (kmigrate.waiting)."""
         deadline = time.monotonic() + self.timeout
         attempt = 0
         retried: tuple[type[KMigrateError], ...] = (ClusterUnavailableError, *also)

@@ -1,5 +1,6 @@
-"""Clients for gateway tests: an idempotent producer that keeps writing through outages
-and a committing consumer group, both through the gateway."""
+"""Clients for the gateway tests and the gateway kill-point sweep: an idempotent producer
+that keeps writing through outages and a committing consumer group, both through the
+gateway."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
+from harness.gateway import Gateway
+from harness.helpers import run_cli, unique
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
-from tests.helpers import run_cli, unique
-from tests.integration.gateway.harness import Gateway
 
 
 class Traffic(threading.Thread):

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests: unique names, waiting on conditions, running the CLI."""
+"""Helpers shared by the tests and the benchmarks: unique names, waiting on conditions,
+running the CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from tests import zygote
+from harness import zygote
 
 T = TypeVar("T")
 
@@ -77,7 +78,7 @@ def run_cli(
     *args: str, config: str | None = None, env: dict[str, str] | None = None, timeout: float = 180
 ) -> CliResult:
     """Run the real `kmigrate` command in a process of its own, as a user would: forked
-    from a process that imported kmigrate already (tests/zygote.py), or a fresh
+    from a process that imported kmigrate already (harness/zygote.py), or a fresh
     interpreter with KMIGRATE_TEST_FRESH_CLI=1."""
     argv = ["--config", config, *args] if config else list(args)
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}

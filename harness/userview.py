@@ -25,6 +25,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from pydantic import SecretStr
 
+from harness.helpers import java_on, wait_for
 from kmigrate.authz.ask import Probed, first_look
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import ClusterUnavailableError, ClusterUnreachableError, TopicNotFoundError
@@ -32,7 +33,6 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
-from tests.helpers import java_on, wait_for
 
 # ConfigCommand's entity kinds, alone and combined (user and client-id together)
 QUOTA_ENTITIES = (("users",), ("clients",), ("ips",), ("users", "clients"))

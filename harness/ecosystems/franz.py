@@ -1,4 +1,4 @@
-"""The franz-go test client (tests/ecosystems/franz-go): where its binary is, built on first use.
+"""The franz-go test client (harness/ecosystems/franz-go): where its binary is, built on first use.
 
 ``make clients`` builds it too; both put it at ``$KMIGRATE_CACHE/clients/franz`` and
 rebuild when a source file is newer than the binary. Its modules come through the Go

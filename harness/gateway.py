@@ -15,12 +15,12 @@ from typing import Any
 
 import yaml
 
+from harness import zygote
+from harness.helpers import wait_for
 from kmigrate.config import load_settings
 from kmigrate.gateway.control.shared_state import Registry
 from kmigrate.net import free_ports
 from kmigrate.sandbox import manager
-from tests import zygote
-from tests.helpers import wait_for
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Running a kmigrate command and SIGKILLing it (its whole process group) at a kill point:
 the runner the kill tests and bench/killpoints.py share. The command's output goes to a
-log file as it comes; its progress lines decide the moment (tests.killpoints)."""
+log file as it comes; its progress lines decide the moment (harness.killpoints)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.killpoints import Chain, Kill, KillPoint, boundary, matches
+from harness.killpoints import Chain, Kill, KillPoint, boundary, matches
 
 _END = object()
 

@@ -1,6 +1,6 @@
 """`kmigrate` commands forked from a process that has imported kmigrate already.
 
-A test's `kmigrate ...` step (tests.helpers.run_cli) used to start a fresh interpreter:
+A test's `kmigrate ...` step (harness.helpers.run_cli) used to start a fresh interpreter:
 about 0.7 s of CPU to import click, pydantic, SQLAlchemy, confluent-kafka, rich and the
 command's own modules before the command did anything, a few hundred times a run. Here a
 zygote process imports every kmigrate module once, and each command is a fork of it: a

@@ -63,6 +63,7 @@ from kmigrate.sandbox.jars import ensure_jars  # noqa: E402
 TOPIC, GROUP = "sweep-load", "sweep-group"
 OPERATIONS = ("kraft", "zk", "reassign", "migrate", "gateway")
 SECURE = {"on": False}  # --secure: SASL/SCRAM sandboxes (SCRAM logins compared too)
+CONTROLLERS = {"kraft": 3}  # --controllers: the KRaft quorum `--operation kraft` plans
 
 
 @dataclass
@@ -110,8 +111,8 @@ def kraft_setup(directory: Path) -> Setup:
     passwords = userview.furnish(cluster, jars(), topics=6, brokers=3)
     _load_topic(cluster, 3)
     plan = directory / "kraft.yaml"
-    _ok(kmigrate(config, "kraft", "plan", "--cluster", "legacy", "--controllers", "1",
-                 "-o", str(plan)))  # fmt: skip
+    _ok(kmigrate(config, "kraft", "plan", "--cluster", "legacy",
+                 "--controllers", str(CONTROLLERS["kraft"]), "-o", str(plan)))  # fmt: skip
     migrate = kmigrate(config, "kraft", "migrate", str(plan))
     finalize = kmigrate(config, "kraft", "finalize", str(plan), "--yes")
     commands = [Command(migrate, _again(migrate), 20.0), Command(finalize, _again(finalize), 15.0)]
@@ -274,6 +275,8 @@ def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
             setup.close()
         manager.down(directory, purge=bool(result) and result["outcome"]["ok"], grace=10)
     result["outcome"]["minutes"] = round((time.monotonic() - started) / 60, 1)
+    if name == "kraft":
+        result["controllers"] = CONTROLLERS["kraft"]
     return result
 
 
@@ -305,12 +308,16 @@ def main() -> None:
         action="store_true",
         help="SASL/SCRAM sandboxes (ZooKeeper mode needs `sandbox up --secure`)",
     )
+    parser.add_argument(
+        "--controllers", type=int, choices=(1, 3, 5), default=3, help="KRaft quorum (kraft)"
+    )
     parser.add_argument("--table", type=Path, help="print a results file's table and stop")
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(args.table.read_text())))
         return
     SECURE["on"] = args.secure
+    CONTROLLERS["kraft"] = args.controllers
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the sandbox stopped on the way out
     print(f"seed {args.seed} (replay with --seed {args.seed})", flush=True)
     names = OPERATIONS if args.operation == "all" else (args.operation,)

@@ -100,11 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=int, default=2000, help="records/s produced")
     parser.add_argument("--topics", type=int, default=20)
-    # One: this PLAINTEXT cluster's controllers would reach each other as User:ANONYMOUS,
-    # not a super user, and StandardAuthorizer lets only super users elect (kraft plan
-    # refuses more). The run of 2026-11-23 had three, before kmigrate stopped adding
-    # ANONYMOUS as a super user.
-    parser.add_argument("--controllers", type=int, default=1)
+    # Three, as production runs: this PLAINTEXT cluster's brokers give the quorum no super
+    # user, so the controller listener gets kmigrate's own principal (kraft.trust).
+    parser.add_argument("--controllers", type=int, default=3)
     args = parser.parse_args()
 
     shutil.rmtree(WORK, ignore_errors=True)

@@ -8,19 +8,19 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
+from kmigrate.cli.kraft_inputs import free_endpoints, from_sandbox, given_endpoints, key_values
 from kmigrate.cli.operations import (
     acting,
     choose_operator,
     cluster_flag,
-    host_port,
-    is_sandbox_cluster,
     print_history,
     read_plan,
 )
 from kmigrate.cli.options import confirm, confirm_options, json_option, require, timeout_option
 from kmigrate.cli.plan_output import writable
 from kmigrate.config import Settings
-from kmigrate.errors import ConfigError, ConflictError, KMigrateError
+from kmigrate.errors import ConfigError, KMigrateError
+from kmigrate.kraft import secret as secret_file
 from kmigrate.kraft.commands import CommandOperator, Templates
 from kmigrate.kraft.conversion import (
     PHASES,
@@ -32,15 +32,13 @@ from kmigrate.kraft.conversion import (
 )
 from kmigrate.kraft.operator import KRaftOperator
 from kmigrate.kraft.plan import (
-    HIDDEN_SETTINGS,
-    ClusterView,
     KRaftPlan,
     parse_plan,
     plan_kraft,
+    trust_of,
 )
+from kmigrate.kraft.trust import HIDDEN_SETTINGS
 from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
-from kmigrate.net import free_ports
-from kmigrate.serve.security import is_loopback
 
 wait_option = timeout_option(
     "180s", help="How long to wait for any one condition (a broker back, the metadata migrated)."
@@ -130,31 +128,42 @@ def plan(
     broker's configuration for roll 1 (migration mode) and roll 2 (KRaft). Refuses what
     Kafka's guide forbids, and what would change who may do what. Nothing changes."""
     kafka = require(cluster_name, "--cluster")
-    given = _key_values(authorizer_settings)
-    chosen = _given_endpoints(endpoints, count)
+    given = key_values(authorizer_settings)
+    chosen = given_endpoints(endpoints, count)
     cluster = app.settings.cluster(kafka)
     for name in probe_as:
         app.settings.cluster(name)  # known before anything is asked
     writable(output, force)
     with app.workspace.admin(cluster) as admin:
         view, connect = read_cluster(admin, kafka)
-    controllers = chosen or _free_endpoints(count, [b.host for b in view.brokers])
+    controllers = chosen or free_endpoints(count, [b.host for b in view.brokers])
+    hidden = given or from_sandbox(app.settings, view)
+    user = cluster.as_librdkafka().get("sasl.username")
+    trust = trust_of(view, len(controllers), hidden, user)
+    secret = secret_file.beside(output) if trust.controller_user else None
+    if secret is not None:
+        writable(secret, force)
     planned = plan_kraft(
-        view,
-        controllers,
-        connect,
-        given or _from_sandbox(app.settings, view),
-        cluster.as_librdkafka().get("sasl.username"),
+        view, controllers, connect, hidden, user, secret.name if secret else None
     ).model_copy(update={"probe_as": list(probe_as)})
+    if secret is not None:
+        secret_file.generate(secret)
     output.write_text(planned.to_yaml())
+    shown = {"controller_listener": trust.shape, "controller_secret": str(secret or "") or None}
     if as_json:
-        render.print_json({"plan": str(output), **planned.model_dump(mode="json")})
+        render.print_json({"plan": str(output), **planned.model_dump(mode="json"), **shown})
         return
     render.out.print(
         f"wrote {output}: migrate cluster {kafka} ({len(planned.brokers)} broker(s), id "
         f"{planned.cluster_id}) to KRaft with controller(s) {planned.voters}",
         soft_wrap=True,
     )
+    render.out.print(f"  who: {trust.shape}", soft_wrap=True)
+    if secret is not None:
+        render.out.print(
+            f"  its secret: {secret} (mode 600; the plan names it; keep them together)",
+            soft_wrap=True,
+        )
     for line in (
         "controllers: provision and format them (migration enabled, same cluster id)",
         f"roll1: each broker restarted with {', '.join(sorted(planned.roll1.set))}",
@@ -163,54 +172,6 @@ def plan(
         "finalize (kraft finalize, the point of no return): controllers without ZooKeeper",
     ):
         render.out.print(f"  {line}", soft_wrap=True)
-
-
-def _key_values(given: tuple[str, ...]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for text in given:
-        key, sep, value = text.partition("=")
-        if not sep or key.strip() not in HIDDEN_SETTINGS:
-            raise ConfigError(
-                f"--authorizer-setting {text!r}: give KEY=VALUE, KEY one of "
-                + ", ".join(HIDDEN_SETTINGS)
-            )
-        found[key.strip()] = value.strip()
-    return found
-
-
-def _from_sandbox(settings: Settings, view: ClusterView) -> dict[str, str]:
-    """The hidden authorizer settings from a sandbox cluster's server.properties (the
-    same on every broker); nothing for a cluster the sandbox does not run."""
-    wanted = {k for b in view.brokers for k in b.hidden}
-    folder = settings.path.parent if settings.path else Path.cwd()
-    if not wanted or not is_sandbox_cluster(folder, view.name):
-        return {}
-    from kmigrate.sandbox.kraft_operator import SandboxKRaftOperator
-
-    sandbox = SandboxKRaftOperator(folder, view.name)
-    found = [
-        {k: v for k, v in sandbox.broker_settings(b.broker_id).items() if k in wanted}
-        for b in view.brokers
-    ]
-    if any(f != found[0] for f in found):
-        raise ConflictError(f"the brokers of '{view.name}' differ in {', '.join(sorted(wanted))}")
-    return found[0]
-
-
-def _given_endpoints(given: tuple[str, ...], count: int) -> list[tuple[str, int]]:
-    """The --controller HOST:PORT endpoints, one per controller, or none."""
-    if given and len(given) != count:
-        raise ConfigError(f"--controller given {len(given)} time(s) for --controllers {count}")
-    return [host_port(text, "--controller") for text in given]
-
-
-def _free_endpoints(count: int, hosts: list[str]) -> list[tuple[str, int]]:
-    if not all(is_loopback(h) for h in hosts):
-        raise ConfigError(
-            f"pass --controller HOST:PORT for each of the {count} controller(s): the brokers "
-            "are not on this machine"
-        )
-    return [("127.0.0.1", port) for port in free_ports(count)]
 
 
 def _load(
@@ -223,13 +184,14 @@ def _load(
     settings.cluster(planned.kafka)
     for name in planned.probe_as:
         settings.cluster(name)
-    if planned.needs_secret and not settings.cluster(planned.kafka).as_librdkafka().get(
+    if planned.sasl_user and not settings.cluster(planned.kafka).as_librdkafka().get(
         "sasl.password"
     ):
         raise ConfigError(
             f"{plan_file}: the nodes authenticate each other as {planned.sasl_user}; give its "
             f"sasl.password for cluster '{planned.kafka}' in clusters.yaml"
         )
+    secret_file.read(plan_file, planned)  # the controller principal's, if it has one
     return planned, _operator(settings, planned, templates)
 
 
@@ -259,6 +221,7 @@ def _run(
                 status,
                 until,
                 tuple(settings.cluster(n) for n in planned.probe_as),
+                secret_file.read(plan_file, planned),
             )
         )
 

@@ -65,6 +65,7 @@ class Run(Phased):
     status: Callable[[str], None] = lambda _text: None  # what it waits for, right now
     until: str = PHASES[-1]  # migrate: the last phase to run now
     probe_as: tuple[ClusterConfig, ...] = ()  # more identities the probes ask as (plan.probe_as)
+    controller_secret: str | None = None  # kraft.secret: the controller principal's, if any
 
     @property
     def cluster(self) -> str:
@@ -80,7 +81,10 @@ class Run(Phased):
 
     @property
     def password(self) -> str:
-        """The SASL password nodes authenticate each other with (kraft.sasl), if any."""
+        """The password nodes authenticate each other with (kraft.sasl), if any: kmigrate's
+        own controller principal's secret, or the SASL user's from clusters.yaml."""
+        if self.plan.controller_user:
+            return self.controller_secret or ""
         return self.admin.cluster.as_librdkafka().get("sasl.password", "")
 
     def revealed(self, config: dict[str, str]) -> dict[str, str]:

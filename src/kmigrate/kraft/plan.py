@@ -19,24 +19,19 @@ from kmigrate.config import read_user_file
 from kmigrate.documents import validated, yaml_mapping
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.kraft import sasl
+from kmigrate.kraft.trust import (
+    KRAFT_AUTHORIZER,
+    ZK_AUTHORIZER,
+    BrokerRules,
+    Trust,
+    controller_trust,
+)
 
 PLAN_KIND = "kmigrate-kraft-migration"
 MIGRATION_FLAG = "zookeeper.metadata.migration.enable"
 CONTROLLER_LISTENER = "CONTROLLER"
 LOWEST_IBP = (3, 9)
-ZK_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
-KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-ANONYMOUS = "User:ANONYMOUS"
-ALLOW_EVERYONE = "allow.everyone.if.no.acl.found"
-SUPER_USERS = "super.users"
-# What decides who may do what, besides the ACLs: the controllers get the brokers' values.
-# Kafka hides the first two from DescribeConfigs (not broker configs it knows: "sensitive").
-AUTHORIZER_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS, "principal.builder.class")
-HIDDEN_SETTINGS = (ALLOW_EVERYONE, SUPER_USERS)
 SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
-DEFAULT_PRINCIPAL_BUILDER = (
-    "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
-)
 # Controller ids start here (or above the highest broker id): never a broker's id.
 FIRST_CONTROLLER_ID = 3000
 
@@ -108,14 +103,19 @@ class KRaftPlan(_Strict):
     finalize: ConfigChange  # every controller: ZooKeeper settings gone
     protocol_map_before: str | None  # the brokers' listener.security.protocol.map
     sasl_user: str | None = None  # nodes authenticate each other as this user (kraft.sasl)
+    # kmigrate's own principal on the controller listener (kraft.trust), and the file its
+    # secret is in (beside the plan; the plan never holds the secret itself)
+    controller_user: str | None = None
+    controller_secret_file: str | None = None
     probe_as: list[str] = []  # clusters.yaml entries reaching this cluster as other principals
     authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
 
     @property
     def needs_secret(self) -> bool:
-        """Whether nodes' configurations need the SASL user's password (kraft.sasl)."""
-        return self.sasl_user is not None
+        """Whether nodes' configurations need a password (kraft.sasl): the SASL user's
+        from clusters.yaml, or the controller principal's from its secret file."""
+        return self.sasl_user is not None or self.controller_user is not None
 
     @property
     def voters(self) -> str:
@@ -157,7 +157,7 @@ class KRaftPlan(_Strict):
         return ConfigChange(
             set={"listener.security.protocol.map": before} if before else {},
             remove=[MIGRATION_FLAG, "controller.quorum.voters", "controller.listener.names"]
-            + (list(sasl.broker_side("")) if self.sasl_user else [])
+            + (list(sasl.broker_side("")) if self.needs_secret else [])
             + ([] if before else ["listener.security.protocol.map"]),
         )
 
@@ -187,12 +187,14 @@ def plan_kraft(
     zookeeper_connect: str,
     hidden_values: Mapping[str, str] | None = None,
     sasl_user: str | None = None,
+    controller_secret_file: str | None = None,
 ) -> KRaftPlan:
     """The plan for ``view``, with controllers at ``controllers`` (host, port); refuses
     what the guide forbids, naming the broker and the setting. ``hidden_values``: the
     brokers' authorizer settings Kafka does not show (from their server.properties).
     ``sasl_user``: who the nodes authenticate as when the inter-broker listener uses
-    SASL (kraft.sasl)."""
+    SASL (kraft.sasl). ``controller_secret_file``: where the secret of kmigrate's own
+    controller principal is, if the plan needs one (kraft.trust; see :func:`trust_of`)."""
     _check(view)
     if not controllers:
         raise ConfigError("a KRaft quorum needs at least one controller")
@@ -205,13 +207,20 @@ def plan_kraft(
     sample = view.brokers[0]
     listener = sample.inter_broker_listener or "PLAINTEXT"
     user = _sasl_user(view, sasl_user)
+    trust = trust_of(view, len(planned), hidden_values, user)
+    login = user or trust.controller_user
+    if trust.controller_user and not controller_secret_file:
+        raise ConfigError("the plan needs the controller principal's secret file")
     protocol_map = _with_controller(
         sample.protocol_map or f"{listener}:{listener}",
-        "SASL_PLAINTEXT" if user else "PLAINTEXT",
+        "SASL_PLAINTEXT" if login else "PLAINTEXT",
     )
     mechanism = sample.inter_broker_mechanism or "GSSAPI"
-    secured = sasl.controller_side(user, listener, mechanism) if user else {}
-    to_controllers = sasl.broker_side(user) if user else {}
+    if user:
+        secured = sasl.controller_side(user, listener, mechanism)
+    else:
+        secured = sasl.controller_listener(login) if login else {}
+    to_controllers = sasl.broker_side(login) if login else {}
     controller_config = {
         "process.roles": "controller",
         "controller.quorum.voters": voters,
@@ -222,6 +231,7 @@ def plan_kraft(
         MIGRATION_FLAG: "true",
         "zookeeper.connect": zookeeper_connect,
         **secured,
+        **trust.authorizer,
     }
     roll1 = ConfigChange(
         set={
@@ -233,11 +243,6 @@ def plan_kraft(
             **to_controllers,
         }
     )
-    principal = f"User:{user or 'ANONYMOUS'}"
-    authorizer = authorizer_config(view, dict(hidden_values or {}), principal)
-    if authorizer:
-        _quorum_can_elect(view.name, authorizer, principal, len(planned))
-    controller_config |= authorizer
     roll2 = ConfigChange(
         set={
             "process.roles": "broker",
@@ -245,8 +250,8 @@ def plan_kraft(
             "controller.listener.names": CONTROLLER_LISTENER,
             "listener.security.protocol.map": protocol_map,
             **to_controllers,
-            # the brokers keep their other authorizer settings as they are
-            **({"authorizer.class.name": KRAFT_AUTHORIZER} if authorizer else {}),
+            # the brokers keep their other authorizer settings (super users too) as they are
+            **({"authorizer.class.name": KRAFT_AUTHORIZER} if trust.authorizer else {}),
         },
         remove=[
             "broker.id",
@@ -270,7 +275,26 @@ def plan_kraft(
         protocol_map_before=sample.protocol_map,
         authorizer_before=sample.authorizer,
         sasl_user=user,
+        controller_user=trust.controller_user,
+        controller_secret_file=controller_secret_file if trust.controller_user else None,
     )
+
+
+def trust_of(
+    view: ClusterView,
+    voters: int,
+    hidden_values: Mapping[str, str] | None = None,
+    sasl_user: str | None = None,
+) -> Trust:
+    """Who will reach the controllers, and how (kraft.trust): asked before the plan is
+    written, so `kraft plan` knows whether to generate a controller secret."""
+    _check(view)
+    rules = [
+        BrokerRules(b.broker_id, b.authorizer, dict(b.authorizer_settings), b.hidden)
+        for b in view.brokers
+    ]
+    user = _sasl_user(view, sasl_user)
+    return controller_trust(view.name, rules, hidden_values or {}, user, voters)
 
 
 def _sasl_user(view: ClusterView, given: str | None) -> str | None:
@@ -284,98 +308,6 @@ def _sasl_user(view: ClusterView, given: str | None) -> str | None:
             "super user: the controllers and brokers authenticate each other as it)"
         )
     return given
-
-
-def authorizer_config(
-    view: ClusterView, hidden_values: dict[str, str], broker_principal: str = ANONYMOUS
-) -> dict[str, str]:
-    """The controllers' authorizer when the brokers use ZooKeeper's AclAuthorizer:
-    KRaft's StandardAuthorizer deciding exactly as the brokers do (the same default for
-    resources without ACLs, the same super users, the same principal builder), so that
-    admin requests the brokers forward to the controllers are judged as before. No
-    super user is added: the brokers reach the controllers as ``broker_principal``
-    (User:ANONYMOUS on a PLAINTEXT controller listener), which the brokers' own rules
-    must let act as a broker before the ACLs are migrated, or the plan is refused
-    (:func:`_reachable`)."""
-    sample = view.brokers[0]
-    if not sample.authorizer:
-        return {}
-    unknown = sorted(set(hidden_values) - set(sample.hidden))
-    if unknown:
-        raise ConfigError(
-            f"--authorizer-setting {unknown[0]}: broker {sample.broker_id} does not set it (the "
-            "controllers must decide exactly as the brokers do); leave it out"
-        )
-    settings = _authorizer_settings(sample, hidden_values)
-    for b in view.brokers[1:]:
-        if (b.authorizer, _authorizer_settings(b, hidden_values)) != (sample.authorizer, settings):
-            raise ConflictError(
-                f"cluster '{view.name}': brokers {sample.broker_id} and {b.broker_id} "
-                "authorize differently (authorizer.class.name, allow.everyone.if.no.acl.found, "
-                "super.users or principal.builder.class differ); make them equal first"
-            )
-    _reachable(view.name, settings, broker_principal)
-    return {"authorizer.class.name": KRAFT_AUTHORIZER, **settings}
-
-
-def _authorizer_settings(b: BrokerView, hidden_values: dict[str, str]) -> dict[str, str]:
-    shown = dict(b.authorizer_settings)
-    found: dict[str, str] = {}
-    for key in AUTHORIZER_SETTINGS:
-        if key in b.hidden:
-            if key not in hidden_values:
-                raise ConfigError(
-                    f"broker {b.broker_id} sets {key}, whose value Kafka does not show; pass "
-                    f"--authorizer-setting {key}=VALUE as in the brokers' server.properties"
-                )
-            found[key] = hidden_values[key]
-        elif key in shown and shown[key] != DEFAULT_PRINCIPAL_BUILDER:
-            found[key] = shown[key]
-    return found
-
-
-def _reachable(cluster: str, settings: dict[str, str], principal: str) -> None:
-    """The controllers must accept the brokers (``principal``) before they hold any
-    ACL: as a super user of the brokers' own, or by allow.everyone.if.no.acl.found."""
-    supers = [u.strip() for u in settings.get(SUPER_USERS, "").split(";") if u.strip()]
-    if principal in supers or settings.get(ALLOW_EVERYONE, "false").lower() == "true":
-        return
-    how = "a PLAINTEXT controller listener" if principal == ANONYMOUS else "SASL"
-    raise ConflictError(
-        f"cluster '{cluster}': its brokers reach the KRaft controllers as {principal} "
-        f"({how}), which is neither a super user nor allowed by {ALLOW_EVERYONE}; the "
-        "controllers would have to make it a super user until the ACLs are migrated, "
-        "letting its requests (and admin requests the brokers forward) skip every ACL. "
-        "kmigrate never widens access: "
-        + (
-            "migrate by hand with a SASL controller listener"
-            if principal == ANONYMOUS
-            else "give kmigrate a super user of the brokers in clusters.yaml"
-        )
-    )
-
-
-def _quorum_can_elect(cluster: str, settings: dict[str, str], principal: str, voters: int) -> None:
-    """Several controllers elect a leader (Vote, Fetch) before any of them has loaded
-    the metadata, and KRaft's StandardAuthorizer refuses every principal but its super
-    users until it has (AuthorizerNotReadyException): the quorum would never elect.
-    One controller elects itself without asking anyone."""
-    supers = [u.strip() for u in settings.get(SUPER_USERS, "").split(";") if u.strip()]
-    if voters == 1 or principal in supers:
-        return
-    how = "a PLAINTEXT controller listener" if principal == ANONYMOUS else "SASL"
-    raise ConflictError(
-        f"cluster '{cluster}': {voters} controllers with KRaft's StandardAuthorizer elect "
-        f"their leader only if they reach each other as a super user, and they would reach "
-        f"each other as {principal} ({how}), which is not in super.users (until it has "
-        "loaded the metadata, the authorizer answers only super users; the quorum would "
-        "never elect). kmigrate never widens access: "
-        + (
-            "plan --controllers 1, or migrate by hand with a SASL controller listener"
-            if principal == ANONYMOUS
-            else "give kmigrate a super user of the brokers in clusters.yaml"
-        )
-    )
 
 
 def _with_controller(protocol_map: str, protocol: str) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kraft.plan import AUTHORIZER_SETTINGS, MIGRATION_FLAG, BrokerView, ClusterView
+from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
+from kmigrate.kraft.trust import AUTHORIZER_SETTINGS
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import children, read_json
 

@@ -1,17 +1,24 @@
 """A ZooKeeper-mode Kafka 3.9.1 cluster taken to KRaft by `kmigrate kraft`, on a sandbox
-of its own (2 brokers with Kafka's AclAuthorizer, a 1-server ensemble, one KRaft
-controller), with an acks=all producer and a consumer group running throughout:
+of its own (2 brokers talking PLAINTEXT, with Kafka's AclAuthorizer and
+allow.everyone.if.no.acl.found=true; a 1-server ensemble), with an acks=all producer and
+a consumer group running throughout:
 
 * refusals: each changes nothing and says what to fix in one line;
-* migrate to dual-write with the command SIGKILLed in roll 1 and resumed, then revert:
-  the cluster is a healthy ZooKeeper-mode cluster again (a broker is the controller, no
-  /migration), its metadata as before;
-* a full migration killed in roll 1 and in roll 2, resumed each time, finalized: every
-  brokers a KRaft broker, every acknowledged record consumed exactly once, topics,
-  partitions, configs, ACLs, idle group offsets, SCRAM credentials and dynamic broker
-  configs read as before; revert refused; the authorizer decides as before (probes
-  after every phase; Kafka's ConfigCommand still refused by a DENY ACL and still
-  allowed where no ACL names the topic).
+* three controllers, migrate to dual-write with the command SIGKILLed in roll 1 and
+  resumed, the quorum made to run many elections (KAFKA-20488), then revert: the
+  cluster is a healthy ZooKeeper-mode cluster again (a broker is the controller, no
+  /migration), its metadata as before, and a stopped leader's partitions elect the
+  other replica;
+* a full migration to three controllers killed in roll 1 and in roll 2, resumed each
+  time, finalized: every broker a KRaft broker, every acknowledged record consumed
+  exactly once, topics, partitions, configs, ACLs, idle group offsets, SCRAM
+  credentials and dynamic broker configs read as before; revert refused; the
+  authorizer decides as before (probes after every phase; Kafka's ConfigCommand still
+  refused by a DENY ACL and still allowed where no ACL names the topic); the controller
+  principal's secret only in the nodes' files; ZooKeeper stopped, the cluster serves.
+
+The brokers give a quorum of three no super user (User:ANONYMOUS is none), so both
+plans give the controller listener kmigrate's own principal (kraft.trust).
 
 Each kill is at a step boundary of its roll or a random moment after one, drawn by the
 kill-point sweep's seeded chooser (harness/killpoints.py; the seed is printed, replay with
@@ -39,16 +46,20 @@ from harness.userview import committed
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas
-from kmigrate.kafka.records import read_partition
+from kmigrate.kafka.records import produce, read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
+from kmigrate.model.records import Record
 from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import load_state
+from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.serve.app import create_app
 from tests.integration.conftest import Clusters
+from tests.integration.kraft import quorum
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "legacy"
@@ -135,10 +146,10 @@ def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProce
     )  # fmt: skip
 
 
-def _plan(config: Path, folder: Path) -> Path:
+def _plan(config: Path, folder: Path, controllers: int = 1) -> Path:
     plan = folder / "kraft.yaml"
-    planned = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "1", "-o", str(plan),
-                     "--force")  # fmt: skip
+    planned = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", str(controllers),
+                     "-o", str(plan), "--force")  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     return plan
 
@@ -206,12 +217,21 @@ def test_refusals_say_what_to_fix_and_change_nothing(
     assert found.registered == (1, 2) and found.migration is None
 
 
-def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
+def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_electable(
     sandbox: Path, tmp_path: Path
 ) -> None:
+    """Three controllers (kmigrate's own principal on their listener), `kraft migrate`
+    killed in roll 1 and resumed to dual-write, then KAFKA-20488: the quorum loses its
+    majority for a while and comes back with an epoch far above ZooKeeper's; a topic
+    with two replicas is made then, and the cluster reverted. The ZooKeeper-mode
+    controller must then lead above that epoch: when a partition's leader stops, it
+    elects the other replica (without the revert lifting `/controller_epoch`, it
+    refuses partitions "written by another controller" and the partition stays
+    leaderless). The cluster is a healthy ZooKeeper-mode cluster again, its metadata as
+    before, every acknowledged record read once."""
     config = sandbox / "clusters.yaml"
     kafka = load_settings(config).cluster(CLUSTER)
-    plan = _plan(config, tmp_path)
+    plan = _plan(config, tmp_path, controllers=3)
     log = tmp_path / "kraft.log"
     rng = seeded()
     with ClusterAdmin(kafka) as admin:
@@ -220,41 +240,79 @@ def test_revert_from_dual_write_leaves_a_healthy_zookeeper_cluster(
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
         resumed = _kraft(config, "migrate", str(plan), "--until", "dual-write")
         assert resumed.returncode == 0, resumed.stderr
-        found = Znodes.read(load_plan(plan).zookeeper_connect)
-        assert found.controller_id == 3000 and found.metadata_offset >= 0  # dual-write
+        connect = load_plan(plan).zookeeper_connect
+        found = Znodes.read(connect)
+        assert found.controller_id in (3000, 3001, 3002) and found.metadata_offset >= 0
 
+        kraft_epoch = quorum.strand(sandbox, CLUSTER, connect)
+        electable = unique("epoch")
+        with ClusterAdmin(kafka) as admin:  # its partition states carry the KRaft epoch
+            admin.create_topic(electable, 2, replication_factor=BROKERS)
         reverted = _kraft(config, "revert", str(plan), "--yes")
         assert reverted.returncode == 0, reverted.stderr
         assert "runs in ZooKeeper mode as before" in reverted.stderr
+        assert "(KAFKA-20488)" in reverted.stderr
     _exactly_once(kafka, topic, traffic, group)
 
-    found = Znodes.read(load_plan(plan).zookeeper_connect)
+    zk_epoch, no_kraft = quorum.epochs(connect)
+    assert no_kraft is None and zk_epoch > kraft_epoch
+    found = Znodes.read(connect)
     assert found.controller_id in (1, 2) and found.migration is None
     assert found.registered == (1, 2)
     assert load_state(sandbox).clusters[CLUSTER].controllers == ()  # deprovisioned
+    _leader_change_elects(sandbox, kafka, electable)
     status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
     assert status["phase"] == "reverted" and set(status["brokers"].values()) == {"zk"}
     with ClusterAdmin(kafka) as admin:
         assert snapshot.differences(before, snapshot.take(admin)) == []
 
 
-def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
+def _leader_change_elects(sandbox: Path, kafka: ClusterConfig, topic: str) -> None:
+    """Stop the broker leading ``topic``'s partition 0: the other replica is elected,
+    takes writes, and the broker rejoins (the cluster as before for the next test)."""
+    with ClusterAdmin(kafka) as admin:
+        leader = next(p.leader for p in admin.describe_topic(topic).partitions if p.partition == 0)
+    assert leader in (1, 2)
+    other = 3 - leader
+    manager.stop_broker(sandbox, CLUSTER, leader, kill=False)
+    try:
+
+        def moved() -> bool:
+            with ClusterAdmin(kafka) as admin:
+                return all(p.leader == other for p in admin.describe_topic(topic).partitions)
+
+        wait_for(moved, timeout=90, message=f"broker {other} elected leader of {topic}")
+        sent = [Record(None, f"elected-{p}".encode(), partition=p) for p in range(2)]
+        produce(kafka, topic, sent)
+        read = [[r.value for r in read_partition(kafka, topic, p, 0, 1)] for p in range(2)]
+        assert read == [[r.value] for r in sent]
+    finally:
+        manager.up(sandbox, manager.UpRequest(clusters=[CLUSTER], brokers=BROKERS,
+                                              zookeeper="zk/kafka", nodes=1))  # fmt: skip
+
+    def whole() -> bool:
+        with ClusterAdmin(kafka) as admin:
+            return not any(p.under_replicated for t in admin.list_topics() for p in t.partitions)
+
+    wait_for(whole, timeout=120, message=f"broker {leader} back in every ISR")
+
+
+def test_a_full_migration_to_three_controllers_killed_in_each_roll_loses_and_repeats_nothing(
     sandbox: Path, tmp_path: Path
 ) -> None:
+    """Three controllers on a cluster whose brokers talk PLAINTEXT with an authorizer: the
+    brokers could give the quorum no super user (User:ANONYMOUS is none), so the
+    controller listener is SASL with kmigrate's own principal, whose secret only the
+    nodes' configuration files hold."""
     config = sandbox / "clusters.yaml"
     kafka = load_settings(config).cluster(CLUSTER)
-    plan = _plan(config, tmp_path)
+    plan = _plan(config, tmp_path, controllers=3)
+    secret = (tmp_path / "kraft.yaml.secret").read_text().strip()
+    assert load_plan(plan).controller_user == "kmigrate-controller"
+    assert (tmp_path / "kraft.yaml.secret").stat().st_mode & 0o077 == 0, "only its owner reads it"
+    said: list[str] = []
     log = tmp_path / "kraft.log"
-    with ClusterAdmin(kafka) as admin:
-        before = snapshot.take(admin)
-    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
-    assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
-    assert before.quotas == {
-        "ip '127.0.0.9'": {"connection_creation_rate": "20"},
-        "user 'alice'": {"producer_byte_rate": "1048576"},
-        "user <default>, client-id 'loader'": {"request_percentage": "150"},
-    }
-    assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
+    before = _as_set_up(kafka)
     rng = seeded()
     with _traffic(kafka) as (topic, traffic, group):
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
@@ -269,6 +327,7 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
         assert "nothing changed" in refused.stderr
         finalized = _kraft(config, "finalize", str(plan), "--yes")
         assert finalized.returncode == 0, finalized.stderr
+        said += [r.stdout + r.stderr for r in (done, refused, finalized)]
     _exactly_once(kafka, topic, traffic, group)
 
     status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
@@ -291,3 +350,53 @@ def test_a_full_migration_killed_in_each_roll_loses_and_repeats_nothing(
     with TestClient(create_app(load_settings(config))) as api:  # `kmigrate serve` agrees
         served = api.get(f"/api/kraft/{CLUSTER}").json()
     assert served.get("phase") == "finalized" and served["brokers"] == [1, 2], served
+
+    status_text = _kraft(config, "status", "--cluster", CLUSTER, "--json").stdout
+    history_text = _kraft(config, "history", "--cluster", CLUSTER, "--json").stdout
+    said += [status_text, history_text, json.dumps(served), plan.read_text(), log.read_text()]
+    _only_in_the_nodes_files(sandbox, secret, said)
+    _serves_without_zookeeper(sandbox, kafka)
+
+
+def _as_set_up(kafka: ClusterConfig) -> snapshot.Snapshot:
+    """The metadata before the migration, checked to hold what `_metadata` set up."""
+    with ClusterAdmin(kafka) as admin:
+        before = snapshot.take(admin)
+    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
+    assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
+    assert before.quotas == {
+        "ip '127.0.0.9'": {"connection_creation_rate": "20"},
+        "user 'alice'": {"producer_byte_rate": "1048576"},
+        "user <default>, client-id 'loader'": {"request_percentage": "150"},
+    }
+    assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
+    return before
+
+
+def _only_in_the_nodes_files(sandbox: Path, secret: str, said: list[str]) -> None:
+    """The controller principal's secret is in every controller's configuration, and in
+    no output, log, plan or store."""
+    state = load_state(sandbox)
+    controllers = state.clusters[CLUSTER].controllers
+    assert len(controllers) == 3
+    for node in controllers:
+        assert secret in controller_properties(sandbox, state.clusters[CLUSTER], node).read_text()
+    stores = list(sandbox.glob("*.db*"))
+    assert stores, f"no store found in {sandbox}"
+    said = [*said, *(p.read_bytes().decode("latin-1") for p in stores)]
+    assert not [text[:80] for text in said if secret in text], "the secret leaked"
+
+
+def _serves_without_zookeeper(sandbox: Path, kafka: ClusterConfig) -> None:
+    """A finalized cluster needs ZooKeeper no more: with the ensemble stopped, a new
+    topic is created, written and read."""
+    state = load_state(sandbox)
+    zookeeper = SandboxOperator(sandbox)
+    for ensemble in state.ensembles.values():
+        for member in ensemble.nodes:
+            zookeeper.stop_server(member.node_id)
+    after = unique("after-zk")
+    with ClusterAdmin(kafka) as admin:
+        admin.create_topic(after, 2, replication_factor=BROKERS)
+    produce(kafka, after, [Record(b"k", b"served without ZooKeeper", partition=0)])
+    assert [r.value for r in read_partition(kafka, after, 0, 0, 1)] == [b"served without ZooKeeper"]

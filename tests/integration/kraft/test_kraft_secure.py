@@ -13,8 +13,6 @@ acknowledged record was read once.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.helpers import java_on, run_cli, unique, wait_for
+from harness.helpers import java_on, run_cli, unique
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.errors import AuthorizationError
 from kmigrate.kafka.admin import ClusterAdmin
@@ -34,8 +32,7 @@ from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords, passw
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
-from kmigrate.zookeeper.session import session
-from kmigrate.zookeeper.znodes import read_json
+from tests.integration.kraft import quorum
 from tests.integration.traffic import Group, Traffic
 
 CLUSTER = "vaultzk"
@@ -111,24 +108,7 @@ def test_a_revert_after_the_quorum_lost_its_majority_keeps_partitions_electable(
     code, said = _kraft(sandbox, "migrate", str(plan), "--until", "dual-write")
     assert code == 0, said
     connect = load_plan(plan).zookeeper_connect
-    state = load_state(sandbox.directory)
-    controllers = state.clusters[CLUSTER].controllers
-    frozen = [c.pid for c in controllers[:2] if c.pid]
-    assert len(controllers) == 3 and len(frozen) == 2
-    folder = controllers[2].folder(sandbox.directory / CLUSTER)
-    stranded = folder / "data" / "__cluster_metadata-0" / "quorum-state"
-    goal = _epochs(connect)[0] + 10  # above what the revert's controller elections add
-    try:  # two of three voters frozen: the third runs election after election
-        for pid in frozen:
-            os.kill(pid, signal.SIGSTOP)
-        wait_for(lambda: json.loads(stranded.read_text())["leaderEpoch"] >= goal, timeout=120,
-                 message=f"the stranded voter's elections to reach epoch {goal}")  # fmt: skip
-    finally:
-        for pid in frozen:
-            os.kill(pid, signal.SIGCONT)
-    wait_for(lambda: _hazard(connect), timeout=90,
-             message="a KRaft leader again, its epoch above /controller_epoch + 1")  # fmt: skip
-    kraft_epoch = _epochs(connect)[1]
+    kraft_epoch = quorum.strand(sandbox.directory, CLUSTER, connect)
     topic = unique("epoch")
     with ClusterAdmin(admin_config) as admin:
         admin.create_topic(topic, 3)  # its partition states carry the KRaft epoch
@@ -136,7 +116,7 @@ def test_a_revert_after_the_quorum_lost_its_majority_keeps_partitions_electable(
     code, said = _kraft(sandbox, "revert", str(plan), "--yes")
     assert code == 0, said
     assert "(KAFKA-20488)" in said
-    zk_epoch, no_kraft = _epochs(connect)
+    zk_epoch, no_kraft = quorum.epochs(connect)
     assert no_kraft is None and kraft_epoch is not None and zk_epoch > kraft_epoch
     with ClusterAdmin(admin_config) as admin:
         (meta,) = [t for t in admin.list_topics() if t.name == topic]
@@ -145,22 +125,6 @@ def test_a_revert_after_the_quorum_lost_its_majority_keeps_partitions_electable(
     produce(admin_config, topic, sent)
     read = [[r.value for r in read_partition(admin_config, topic, p, 0, 1)] for p in range(3)]
     assert read == [[r.value] for r in sent]
-
-
-def _epochs(connect: str) -> tuple[int, int | None]:
-    """`/controller_epoch`, and the KRaft controller's epoch in `/controller` (None
-    when no KRaft controller holds it: a broker writes -1 there)."""
-    hosts, _, chroot = connect.partition("/")
-    with session(hosts, hosts) as zk:
-        raw, _stat = zk.get(f"/{chroot}/controller_epoch")
-        controller = read_json(zk, f"/{chroot}/controller") or {}
-    kraft = controller.get("kraftControllerEpoch", -1)
-    return int(raw.decode()), kraft if kraft >= 0 else None
-
-
-def _hazard(connect: str) -> bool:
-    zk_epoch, kraft_epoch = _epochs(connect)
-    return kraft_epoch is not None and kraft_epoch > zk_epoch + 1
 
 
 def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(

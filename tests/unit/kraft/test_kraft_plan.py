@@ -11,19 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.kraft.plan import (
-    ALLOW_EVERYONE,
-    KRAFT_AUTHORIZER,
-    MIGRATION_FLAG,
-    SUPER_USERS,
-    ZK_AUTHORIZER,
-    BrokerView,
-    ClusterView,
-    parse_plan,
-    plan_kraft,
-)
+from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView, parse_plan, plan_kraft
 from kmigrate.kraft.sasl import SECRET
 from kmigrate.kraft.snapshot import Snapshot, differences
+from kmigrate.kraft.trust import (
+    ALLOW_EVERYONE,
+    CONTROLLER_USER,
+    KRAFT_AUTHORIZER,
+    SUPER_USERS,
+    ZK_AUTHORIZER,
+)
 
 CONNECT = "zk1:2181,zk2:2181/kafka"
 
@@ -100,7 +97,6 @@ def test_the_controllers_authorize_exactly_as_the_brokers() -> None:
     ("view", "given", "says"),
     [(_view(), {}, "broker 1 sets allow.everyone.if.no.acl.found, whose value Kafka does not"),
      (_view(), {**HIDDEN, SUPER_USERS: "User:x"}, "--authorizer-setting super.users: broker 1"),
-     (_view(), {ALLOW_EVERYONE: "false"}, "neither a super user nor allowed"),
      (_view(_broker(1), _broker(2, hidden=())), HIDDEN, "brokers 1 and 2 authorize differently")],
 )  # fmt: skip
 def test_a_plan_that_would_change_who_may_do_what_is_refused(
@@ -126,20 +122,61 @@ def test_controller_ids_never_clash_with_a_broker(ids: set[int]) -> None:
     assert not set(plan.controller_ids) & ids
 
 
-def test_several_controllers_with_an_authorizer_must_reach_each_other_as_a_super_user() -> None:
+def test_a_quorum_the_brokers_cannot_give_a_super_user_gets_a_controller_principal() -> None:
     """KRaft's StandardAuthorizer answers only super users until it has loaded the
-    metadata, and a quorum of several controllers must elect a leader before that
-    (seen here: Vote refused with AuthorizerNotReadyException, no leader, ever)."""
-    with pytest.raises(
-        ConflictError,
-        match=r"3 controllers .* as User:ANONYMOUS \(a PLAINTEXT"
-        r" controller listener\), which is not in super\.users.*--controllers 1",
-    ):
-        plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)  # fmt: skip
-    assert plan_kraft(_view(), ONE, CONNECT, HIDDEN).controller_ids == [3000]
-    supers = {**HIDDEN, SUPER_USERS: "User:ANONYMOUS"}
+    metadata, and a quorum of several controllers must elect a leader before that (seen:
+    Vote refused with AuthorizerNotReadyException, no leader, ever). On PLAINTEXT the
+    nodes would be User:ANONYMOUS, so the controller listener gets kmigrate's own
+    principal over SASL PLAIN, a super user of the controllers alone."""
+    plan = plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN, None, "kraft.yaml.secret")
+    assert (plan.controller_user, plan.controller_secret_file) == (
+        CONTROLLER_USER,
+        "kraft.yaml.secret",
+    )
+    principal = f"User:{CONTROLLER_USER}"
+    for node in plan.controller_ids:
+        controller = plan.controller_properties(node)
+        assert (
+            controller["listener.security.protocol.map"]
+            == "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"
+        )
+        assert controller[SUPER_USERS] == principal and controller[ALLOW_EVERYONE] == "true"
+        jaas = controller["listener.name.controller.plain.sasl.jaas.config"]
+        assert (
+            f'username="{CONTROLLER_USER}"' in jaas and f'user_{CONTROLLER_USER}="{SECRET}"' in jaas
+        )
+        assert controller["sasl.mechanism.controller.protocol"] == "PLAIN"
+        assert "sasl.enabled.mechanisms" not in controller  # the brokers' listener: as it was
+    broker = {"broker.id": "1", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT",
+              "authorizer.class.name": ZK_AUTHORIZER}  # fmt: skip
+    for change in (plan.roll1, plan.roll2_for(1)):
+        rolled = change.revealed("s3cret").applied(broker)
+        assert rolled["listener.security.protocol.map"].endswith(",CONTROLLER:SASL_PLAINTEXT")
+        assert 'password="s3cret"' in rolled["listener.name.controller.plain.sasl.jaas.config"]
+        # no client-facing listener gains a mechanism or a user; the brokers' supers stay
+        assert not {"sasl.enabled.mechanisms", SUPER_USERS, "listeners"} & set(rolled)
+    assert "s3cret" not in plan.to_yaml() and SECRET in plan.to_yaml()
+    assert parse_plan(plan.to_yaml(), "p.yaml") == plan
+    reverted = plan.revert_roll1().applied(plan.roll1.revealed("s3cret").applied(broker))
+    assert not any(k.startswith(("listener.name.controller", "sasl.")) for k in reverted)
+
+    # the operator's super users stay, with the controller principal added
+    supers = {**HIDDEN, SUPER_USERS: "User:admin"}
     view = _view(*(_broker(i, hidden=(ALLOW_EVERYONE, SUPER_USERS)) for i in (1, 2)))
-    assert len(plan_kraft(view, CONTROLLERS, CONNECT, supers).controller_ids) == 3
+    five = [*CONTROLLERS, ("c4", 9093), ("c5", 9093)]
+    planned = plan_kraft(view, five, CONNECT, supers, None, "s")
+    assert planned.controller_ids == [3000, 3001, 3002, 3003, 3004]
+    assert planned.controller_config[SUPER_USERS] == f"User:admin;{principal}"
+    # where ANONYMOUS is enough, nothing changes: one controller with everyone allowed, or
+    # ANONYMOUS a super user of the brokers' own
+    assert plan_kraft(_view(), ONE, CONNECT, HIDDEN).controller_user is None
+    anonymous = {**HIDDEN, SUPER_USERS: "User:ANONYMOUS"}
+    assert plan_kraft(view, CONTROLLERS, CONNECT, anonymous).controller_user is None
+    # one controller, but nobody allowed without an ACL: the brokers need a super user too
+    closed = plan_kraft(_view(), ONE, CONNECT, {ALLOW_EVERYONE: "false"}, None, "s")
+    assert closed.controller_user == CONTROLLER_USER
+    with pytest.raises(ConfigError, match="secret file"):
+        plan_kraft(_view(), CONTROLLERS, CONNECT, HIDDEN)
 
 
 @pytest.mark.parametrize(

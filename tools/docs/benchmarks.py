@@ -1006,7 +1006,8 @@ def killpoints(results: list[Result]) -> str:
         out = run.get("outcome", {})
         rows.append(
             [
-                f"`{run.get('operation', NOT_RECORDED)}`",
+                f"`{run.get('operation', NOT_RECORDED)}`"
+                + (f", {run['controllers']} controllers" if run.get("controllers") else ""),
                 str(run.get("seed", NOT_RECORDED)),
                 num(len(kills)),
                 num(out.get("acknowledged", MISSING)),

@@ -210,6 +210,14 @@ def test_refusals_say_what_to_fix_and_change_nothing(
     wrong = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "3", "--controller",
                    "127.0.0.1:1", "-o", str(tmp_path / "q.yaml"))  # fmt: skip
     assert wrong.returncode == 2 and "--controller given 1 time(s)" in wrong.stderr
+    five = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "5", "-o",
+                  str(tmp_path / "five.yaml"), "--json")  # fmt: skip
+    assert five.returncode == 0, five.stderr
+    planned = json.loads(five.stdout)
+    secret = (tmp_path / "five.yaml.secret").read_text().strip()
+    assert len(planned["controllers"]) == 5 and planned["controller_user"] == "kmigrate-controller"
+    assert "User:kmigrate-controller" in planned["controller_listener"]
+    assert secret and secret not in five.stdout + five.stderr + (tmp_path / "five.yaml").read_text()
 
     # nothing changed: every broker still in ZooKeeper mode, no controller provisioned
     assert load_state(sandbox).clusters[CLUSTER].controllers == ()

@@ -71,6 +71,7 @@ def run_until(
     give_up = started + timeout_s
     due = started + point.delay_s if point.after is None and point.delay_s else None
     last, last_at = None, started
+    entered = False  # the run printed its first phase (the one it resumes in)
     while True:
         line = watched.next_line(min(due or give_up, give_up))
         now = time.monotonic()
@@ -84,10 +85,13 @@ def run_until(
             return Kill(point, None, last, now - last_at)
         assert isinstance(line, str)
         at = kill_at(line)
-        if due is not None and at is None and (boundary(line) or "").startswith("phase "):
-            # a delay drawn inside one phase never lets the run into the next phase
+        phase = (boundary(line) or "").startswith("phase ")
+        if due is not None and at is None and phase and entered:
+            # a delay drawn inside the phase a run resumes in never lets it into the next
+            # phase: killed there, still inside (a kill at a boundary it is not)
             watched.kill()
-            return Kill(point, boundary(line), boundary(line), 0.0)
+            return Kill(point, None, last, now - last_at)
+        entered = entered or phase
         if boundary(line):
             last, last_at = boundary(line), now
         if at is not None and (point.delay_s == 0 or point.after is None):

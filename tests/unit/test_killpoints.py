@@ -127,3 +127,26 @@ def test_the_runner_kills_a_command_at_its_boundary_or_inside_the_next_step(
     )
     assert (first.at, second.at) == ("phase a", "a: one")
     assert "> a: one (done)" in (tmp_path / "log").read_text()
+
+
+def test_an_inside_kill_lets_a_run_into_the_phase_it_resumes_in_and_counts_as_inside(
+    tmp_path: Path,
+) -> None:
+    """Every boundary already killed at: a resumed run prints its phase at once, and a
+    delay longer than that phase still ends inside it, at the next phase line, as an
+    inside kill (a chain counted it as a boundary kill and drew the same delay again,
+    for ever: seen with three KRaft controllers)."""
+    script = (
+        "import sys, time\n"
+        "print('> phase controllers', file=sys.stderr, flush=True); time.sleep(0.5)\n"
+        "print('> phase roll1', file=sys.stderr, flush=True); time.sleep(30)\n"
+    )
+    argv = [sys.executable, "-c", script]
+    chain = Chain(seed=5, inside=1, span_s=5.0)
+    chain.visited += ["phase controllers", "phase roll1"]
+    chain.record(Kill(KillPoint(None), "phase roll1", "phase roll1", 0.0))
+    point = chain.next_point()
+    assert point.after is None and point.delay_s > 0.5
+    kill = chain_run(argv, tmp_path / "log", chain)
+    assert (kill.at, kill.last, kill.exit_code) == (None, "phase controllers", None)
+    assert chain.next_point() == KillPoint(None), "the seed's one inside kill is spent"

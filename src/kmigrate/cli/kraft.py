@@ -8,7 +8,15 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
-from kmigrate.cli.kraft_inputs import free_endpoints, from_sandbox, given_endpoints, key_values
+from kmigrate.cli.kraft_inputs import (
+    certificate_principal as certificate_of,
+)
+from kmigrate.cli.kraft_inputs import (
+    free_endpoints,
+    from_sandbox,
+    given_endpoints,
+    key_values,
+)
 from kmigrate.cli.operations import (
     acting,
     choose_operator,
@@ -110,6 +118,13 @@ def group() -> None:
     help="Also ask the authorization probes as this clusters.yaml entry: the same cluster "
     "reached with another principal's credentials (repeat). Default: only as --cluster's.",
 )
+@click.option(
+    "--certificate-principal",
+    metavar="PRINCIPAL",
+    help="SSL between brokers: the principal of the brokers' certificate as they see it "
+    "(User:CN=...), which the controllers present too. Default: read from the brokers' PEM "
+    "key store where this machine can read it.",
+)
 @plan_output_options
 @json_option
 @pass_app
@@ -120,6 +135,7 @@ def plan(
     endpoints: tuple[str, ...],
     authorizer_settings: tuple[str, ...],
     probe_as: tuple[str, ...],
+    certificate_principal: str | None,
     output: Path,
     force: bool,
     as_json: bool,
@@ -129,6 +145,7 @@ def plan(
     Kafka's guide forbids, and what would change who may do what. Nothing changes."""
     kafka = require(cluster_name, "--cluster")
     given = key_values(authorizer_settings)
+    certificate_of(None, certificate_principal)  # its form, before anything is asked
     chosen = given_endpoints(endpoints, count)
     cluster = app.settings.cluster(kafka)
     for name in probe_as:
@@ -139,12 +156,13 @@ def plan(
     controllers = chosen or free_endpoints(count, [b.host for b in view.brokers])
     hidden = given or from_sandbox(app.settings, view)
     user = cluster.as_librdkafka().get("sasl.username")
-    trust = trust_of(view, len(controllers), hidden, user)
+    principal = certificate_of(view, certificate_principal)
+    trust = trust_of(view, len(controllers), hidden, user, principal)
     secret = secret_file.beside(output) if trust.controller_user else None
     if secret is not None:
         writable(secret, force)
     planned = plan_kraft(
-        view, controllers, connect, hidden, user, secret.name if secret else None
+        view, controllers, connect, hidden, user, secret.name if secret else None, principal
     ).model_copy(update={"probe_as": list(probe_as)})
     if secret is not None:
         secret_file.generate(secret)

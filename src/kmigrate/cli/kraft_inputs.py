@@ -1,15 +1,19 @@
-"""What `kraft plan` reads before it contacts the cluster, or from the sandbox that runs
-it: the --authorizer-setting values, the controllers' endpoints (given, or free ports on
-a loopback cluster), and a sandbox cluster's hidden authorizer settings."""
+"""What `kraft plan` reads before it contacts the cluster, or from the machine it runs on:
+the --authorizer-setting values, the controllers' endpoints (given, or free ports on a
+loopback cluster), a sandbox cluster's hidden authorizer settings, and the principal of
+an SSL cluster's broker certificate."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from cryptography import x509
 
 from kmigrate.cli.operations import host_port, is_sandbox_cluster
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.kraft.plan import ClusterView
+from kmigrate.kraft.plan import ClusterView, talks_ssl
 from kmigrate.kraft.trust import HIDDEN_SETTINGS
 from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
@@ -61,3 +65,35 @@ def free_endpoints(count: int, hosts: list[str]) -> list[tuple[str, int]]:
             "are not on this machine"
         )
     return [("127.0.0.1", port) for port in free_ports(count)]
+
+
+_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
+
+
+def certificate_principal(view: ClusterView | None, given: str | None) -> str | None:
+    """Where the brokers talk SSL, the principal of their certificate as Kafka's default
+    principal builder names it ("User:" and the subject's distinguished name): as given
+    (--certificate-principal), else read from their PEM key store when this machine can
+    read it (a sandbox's, a broker's own host). None: not SSL, or not readable here.
+    ``view`` None: only the form of ``given`` is checked."""
+    if given is not None and not given.startswith("User:"):
+        raise ConfigError(f"--certificate-principal {given!r}: give it as User:CN=...")
+    if view is None:  # the form checked alone
+        return given
+    if not talks_ssl(view):
+        if given is not None:
+            raise ConfigError("--certificate-principal: the brokers do not talk SSL")
+        return None
+    if given is not None:
+        return given
+    settings = dict(view.brokers[0].ssl_settings)
+    if settings.get("ssl.keystore.type", "JKS").upper() != "PEM":
+        return None
+    try:
+        found = _CERTIFICATE.search(Path(settings["ssl.keystore.location"]).read_bytes())
+    except (OSError, KeyError):
+        return None
+    if found is None:
+        return None
+    subject = x509.load_pem_x509_certificate(found.group(0)).subject
+    return f"User:{subject.rfc4514_string()}"

@@ -32,6 +32,23 @@ MIGRATION_FLAG = "zookeeper.metadata.migration.enable"
 CONTROLLER_LISTENER = "CONTROLLER"
 LOWEST_IBP = (3, 9)
 SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+# What a controller needs of the brokers' SSL settings to present their certificate and
+# trust theirs (the brokers use them for the controller channel as they are).
+SSL_SETTINGS = (
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.endpoint.identification.algorithm",
+)
+SSL_SECRETS = (
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.truststore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+)
 # Controller ids start here (or above the highest broker id): never a broker's id.
 FIRST_CONTROLLER_ID = 3000
 
@@ -55,6 +72,10 @@ class BrokerView:
     authorizer_settings: tuple[tuple[str, str], ...] = ()
     hidden: tuple[str, ...] = ()
     inter_broker_mechanism: str | None = None  # sasl.mechanism.inter.broker.protocol
+    # SSL: the key and trust store settings the controllers get (SSL_SETTINGS), and the
+    # SSL settings the broker sets but Kafka does not show (passwords, inline PEM)
+    ssl_settings: tuple[tuple[str, str], ...] = ()
+    ssl_hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,8 @@ class KRaftPlan(_Strict):
     # secret is in (beside the plan; the plan never holds the secret itself)
     controller_user: str | None = None
     controller_secret_file: str | None = None
+    # SSL: the principal of the brokers' certificate, which controllers present too
+    certificate_principal: str | None = None
     probe_as: list[str] = []  # clusters.yaml entries reaching this cluster as other principals
     authorizer_before: str | None = None  # AclAuthorizer: StandardAuthorizer in KRaft
     guide: str = "https://kafka.apache.org/39/documentation.html#kraft_zk_migration"
@@ -188,13 +211,16 @@ def plan_kraft(
     hidden_values: Mapping[str, str] | None = None,
     sasl_user: str | None = None,
     controller_secret_file: str | None = None,
+    certificate_principal: str | None = None,
 ) -> KRaftPlan:
     """The plan for ``view``, with controllers at ``controllers`` (host, port); refuses
     what the guide forbids, naming the broker and the setting. ``hidden_values``: the
     brokers' authorizer settings Kafka does not show (from their server.properties).
     ``sasl_user``: who the nodes authenticate as when the inter-broker listener uses
     SASL (kraft.sasl). ``controller_secret_file``: where the secret of kmigrate's own
-    controller principal is, if the plan needs one (kraft.trust; see :func:`trust_of`)."""
+    controller principal is, if the plan needs one (kraft.trust; see :func:`trust_of`).
+    ``certificate_principal``: the principal of the brokers' certificate, where they
+    talk SSL (the controllers present it too)."""
     _check(view)
     if not controllers:
         raise ConfigError("a KRaft quorum needs at least one controller")
@@ -207,17 +233,19 @@ def plan_kraft(
     sample = view.brokers[0]
     listener = sample.inter_broker_listener or "PLAINTEXT"
     user = _sasl_user(view, sasl_user)
-    trust = trust_of(view, len(planned), hidden_values, user)
+    trust = trust_of(view, len(planned), hidden_values, user, certificate_principal)
     login = user or trust.controller_user
     if trust.controller_user and not controller_secret_file:
         raise ConfigError("the plan needs the controller principal's secret file")
     protocol_map = _with_controller(
         sample.protocol_map or f"{listener}:{listener}",
-        "SASL_PLAINTEXT" if login else "PLAINTEXT",
+        "SSL" if trust.certificate else "SASL_PLAINTEXT" if login else "PLAINTEXT",
     )
     mechanism = sample.inter_broker_mechanism or "GSSAPI"
     if user:
         secured = sasl.controller_side(user, listener, mechanism)
+    elif trust.certificate:
+        secured = _by_certificate(view)
     else:
         secured = sasl.controller_listener(login) if login else {}
     to_controllers = sasl.broker_side(login) if login else {}
@@ -277,6 +305,7 @@ def plan_kraft(
         sasl_user=user,
         controller_user=trust.controller_user,
         controller_secret_file=controller_secret_file if trust.controller_user else None,
+        certificate_principal=trust.principal if trust.certificate else None,
     )
 
 
@@ -285,21 +314,61 @@ def trust_of(
     voters: int,
     hidden_values: Mapping[str, str] | None = None,
     sasl_user: str | None = None,
+    certificate_principal: str | None = None,
 ) -> Trust:
     """Who will reach the controllers, and how (kraft.trust): asked before the plan is
     written, so `kraft plan` knows whether to generate a controller secret."""
     _check(view)
+    if talks_ssl(view) and not certificate_principal:
+        raise ConfigError(
+            f"cluster '{view.name}': its brokers talk SSL; the controllers present the "
+            "brokers' certificate, whose principal kmigrate could not read: pass "
+            "--certificate-principal 'User:CN=...' as the brokers see it"
+        )
     rules = [
         BrokerRules(b.broker_id, b.authorizer, dict(b.authorizer_settings), b.hidden)
         for b in view.brokers
     ]
     user = _sasl_user(view, sasl_user)
-    return controller_trust(view.name, rules, hidden_values or {}, user, voters)
+    principal = certificate_principal if talks_ssl(view) else None
+    return controller_trust(view.name, rules, hidden_values or {}, user, voters, principal)
+
+
+def talks_ssl(view: ClusterView) -> bool:
+    """Whether the brokers' inter-broker listener is SSL (certificates, no SASL)."""
+    return _protocol_of(view.brokers[0]) == "SSL"
+
+
+def _by_certificate(view: ClusterView) -> dict[str, str]:
+    """A controller's SSL settings: the brokers' key and trust stores, and client
+    certificates asked for on the controller listener (so brokers and controllers are
+    the certificate's principal there, never ANONYMOUS)."""
+    sample = view.brokers[0]
+    found = dict(sample.ssl_settings)
+    if sample.ssl_hidden:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {sample.broker_id} sets {sample.ssl_hidden[0]}, "
+            "which Kafka does not show; kmigrate migrates SSL clusters whose key and trust "
+            "stores need no password so far (PEM files, as `sandbox up --tls` writes)"
+        )
+    if "ssl.keystore.location" not in found:
+        raise ConflictError(
+            f"cluster '{view.name}': broker {sample.broker_id} names no ssl.keystore.location "
+            "(a key store per listener is not migrated yet)"
+        )
+    for b in view.brokers[1:]:
+        if dict(b.ssl_settings) != found:
+            raise ConflictError(
+                f"cluster '{view.name}': brokers {sample.broker_id} and {b.broker_id} differ in "
+                "their ssl.keystore/ssl.truststore settings; the controllers present one "
+                "certificate: make them equal first"
+            )
+    return found | {"listener.name.controller.ssl.client.auth": "required"}
 
 
 def _sasl_user(view: ClusterView, given: str | None) -> str | None:
-    """The user nodes authenticate as: None on a PLAINTEXT inter-broker listener."""
-    if _protocol_of(view.brokers[0]) == "PLAINTEXT":
+    """The user nodes authenticate as: None on a PLAINTEXT or SSL inter-broker listener."""
+    if _protocol_of(view.brokers[0]) in ("PLAINTEXT", "SSL"):
         return None
     if not given:
         raise ConfigError(
@@ -357,11 +426,11 @@ def _check_broker(view: ClusterView, b: BrokerView) -> None:
             f"{view.brokers[0].inter_broker_listener}: make them equal first"
         )
     protocol = _protocol_of(b)
-    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
+    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT", "SSL"):
         raise ConflictError(
             f"cluster '{view.name}': broker {b.broker_id}'s inter-broker listener "
-            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT and "
-            "SASL_PLAINTEXT clusters only so far (TLS would need the controllers' keystores)"
+            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT, "
+            "SASL_PLAINTEXT and SSL clusters only so far"
         )
     if protocol == "SASL_PLAINTEXT" and b.inter_broker_mechanism not in SASL_MECHANISMS:
         raise ConflictError(

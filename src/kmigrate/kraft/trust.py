@@ -5,11 +5,14 @@ exactly as the brokers' did.
 KRaft's StandardAuthorizer answers only super users until it has loaded the metadata,
 and a quorum of several controllers elects its leader before that; the brokers must be
 let in before the ACLs are migrated too. So whoever reaches the controllers must be a
-super user of theirs, or (one controller) allowed where no ACL names a resource. Three
+super user of theirs, or (one controller) allowed where no ACL names a resource. The
 shapes:
 
 * SASL between brokers: the nodes authenticate to each other as kmigrate's user for the
   cluster (kraft.sasl), which must be a super user of the brokers already;
+* SSL between brokers: the controller listener asks for client certificates and every
+  node presents the brokers' certificate, whose principal the controllers make a super
+  user (only holders of the brokers' private key present it);
 * no authorizer: nothing to decide, the controller listener is PLAINTEXT;
 * PLAINTEXT between brokers with an authorizer: the brokers would reach the controllers
   as User:ANONYMOUS. Where that is enough (one controller, everyone allowed where no ACL
@@ -62,10 +65,17 @@ class Trust:
     principal: str  # e.g. User:ANONYMOUS, User:admin, User:kmigrate-controller
     controller_user: str | None  # set: kmigrate's own principal on the controller listener
     authorizer: dict[str, str]  # the controllers' authorizer settings ({}: none)
+    certificate: bool = False  # the principal is the brokers' certificate's (SSL)
 
     @property
     def shape(self) -> str:
         """One line: who reaches the controllers, and how."""
+        if self.certificate:
+            return (
+                "the controller listener is SSL with client certificates; brokers and "
+                f"controllers present the brokers' certificate, {self.principal}"
+                + (", a super user of the controllers" if self._super else "")
+            )
         if self.controller_user:
             return (
                 f"the controller listener is SASL_PLAINTEXT; brokers and controllers log in to it "
@@ -76,6 +86,10 @@ class Trust:
             return "the controller listener is PLAINTEXT; brokers reach it as User:ANONYMOUS"
         return f"the controller listener is SASL_PLAINTEXT; the nodes log in as {self.principal}"
 
+    @property
+    def _super(self) -> bool:
+        return self.principal in _supers(self.authorizer)
+
 
 def controller_trust(
     cluster: str,
@@ -83,10 +97,14 @@ def controller_trust(
     hidden_values: Mapping[str, str],
     sasl_user: str | None,
     voters: int,
+    certificate_principal: str | None = None,
 ) -> Trust:
-    """Who reaches the controllers: ``sasl_user`` where the brokers talk SASL, else
-    ANONYMOUS, else kmigrate's own controller principal (see the module's docstring);
-    refused, naming what to fix, where no shape keeps who may do what."""
+    """Who reaches the controllers: ``sasl_user`` where the brokers talk SASL, the
+    brokers' ``certificate_principal`` where they talk SSL, else ANONYMOUS, else
+    kmigrate's own controller principal (see the module's docstring); refused, naming
+    what to fix, where no shape keeps who may do what."""
+    if certificate_principal:
+        return _by_certificate(cluster, brokers, hidden_values, certificate_principal, voters)
     principal = f"User:{sasl_user}" if sasl_user else ANONYMOUS
     if not brokers[0].authorizer:
         return Trust(principal, None, {})
@@ -99,6 +117,26 @@ def controller_trust(
     _reachable(cluster, settings, principal)
     _quorum_can_elect(cluster, settings, principal, voters)
     return Trust(principal, None, {"authorizer.class.name": KRAFT_AUTHORIZER, **settings})
+
+
+def _by_certificate(
+    cluster: str,
+    brokers: list[BrokerRules],
+    hidden_values: Mapping[str, str],
+    principal: str,
+    voters: int,
+) -> Trust:
+    """SSL between brokers: the controller listener asks for client certificates, and
+    brokers and controllers present the cluster's own (the brokers' key store). Its
+    principal is made a super user of the controllers where the brokers' rules do not
+    already accept it: only holders of the brokers' private key present it."""
+    if not brokers[0].authorizer:
+        return Trust(principal, None, {}, certificate=True)
+    settings = _equal_settings(cluster, brokers, dict(hidden_values))
+    if not _accepted(settings, principal, voters):
+        settings |= {SUPER_USERS: ";".join([*_supers(settings), principal])}
+    authorizer = {"authorizer.class.name": KRAFT_AUTHORIZER, **settings}
+    return Trust(principal, None, authorizer, certificate=True)
 
 
 def _equal_settings(

@@ -10,7 +10,13 @@ from typing import Any
 from kmigrate.config import ClusterConfig
 from kmigrate.errors import KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView
+from kmigrate.kraft.plan import (
+    MIGRATION_FLAG,
+    SSL_SECRETS,
+    SSL_SETTINGS,
+    BrokerView,
+    ClusterView,
+)
 from kmigrate.kraft.trust import AUTHORIZER_SETTINGS
 from kmigrate.zookeeper.session import session
 from kmigrate.zookeeper.znodes import children, read_json
@@ -24,6 +30,7 @@ DIRECT_TIMEOUT_S = 3.0  # asking one broker its mode: a broker down answers "dow
 
 def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> BrokerView:
     config = admin.broker_config(broker_id)
+    hidden = admin.hidden_broker_configs(broker_id)
     return BrokerView(
         broker_id=broker_id,
         host=host,
@@ -40,7 +47,9 @@ def broker_view(admin: ClusterAdmin, broker_id: int, host: str, port: int) -> Br
             (k, config[k]) for k in AUTHORIZER_SETTINGS if config.get(k) is not None
         ),
         inter_broker_mechanism=config.get("sasl.mechanism.inter.broker.protocol"),
-        hidden=tuple(k for k in AUTHORIZER_SETTINGS if k in admin.hidden_broker_configs(broker_id)),
+        hidden=tuple(k for k in AUTHORIZER_SETTINGS if k in hidden),
+        ssl_settings=tuple((k, config[k]) for k in SSL_SETTINGS if config.get(k)),
+        ssl_hidden=tuple(k for k in SSL_SECRETS if k in hidden),
     )
 
 

@@ -29,11 +29,8 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,15 +39,12 @@ from fastapi.testclient import TestClient
 from harness.helpers import java_on, seeded, unique, wait_for
 from harness.killpoints import Kill, choose
 from harness.killrun import kill_at_point, kmigrate
-from harness.userview import committed
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
-from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.kraft import snapshot
 from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
-from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.model.records import Record
 from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
@@ -59,8 +53,7 @@ from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.serve.app import create_app
 from tests.integration.conftest import Clusters
-from tests.integration.kraft import quorum
-from tests.integration.traffic import Group, Traffic
+from tests.integration.kraft import live, quorum
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
@@ -76,48 +69,12 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         manager.UpRequest(clusters=[CLUSTER], brokers=BROKERS, zookeeper="zk/kafka", nodes=1),
     )
     try:
-        _metadata(load_settings(directory / "clusters.yaml").cluster(CLUSTER))
+        live.furnish(load_settings(directory / "clusters.yaml").cluster(CLUSTER), BROKERS)
         yield directory
     finally:
         pids = [c.pid for c in load_state(directory).clusters[CLUSTER].controllers]
         manager.down(directory, purge=True, grace=5)
         assert not any(process.is_running(p) for p in pids), "sandbox down left a controller"
-
-
-def _metadata(config: ClusterConfig) -> None:
-    """Topics with configs, ACLs and an idle group: what must read the same throughout."""
-    with ClusterAdmin(config) as admin:
-        for i in range(4):
-            admin.create_topic(f"kept-{i}", 3, replication_factor=BROKERS,
-                               configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
-        admin.create_acls([
-            AclEntry("TOPIC", "kept-0", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
-            AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
-            # the test reads as User:ANONYMOUS (PLAINTEXT): an ACL on kept-0 would hide it
-            AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
-            # ... and may not alter kept-0's configs (Kafka's ConfigCommand checks it)
-            AclEntry("TOPIC", "kept-0", "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
-        ])  # fmt: skip
-        idle = [TopicPartitionOffset("kept-1", p, 0) for p in range(3)]
-        wait_for(lambda: committed(admin, "idle", idle), timeout=60,
-                 message="the coordinator of group idle answering")  # fmt: skip
-        admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
-        admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
-    with ClientQuotas(config) as quotas:  # kept through the migration (issue 36)
-        quotas.alter({
-            (("user", "alice"),): {"producer_byte_rate": 1048576.0},
-            (("user", None), ("client-id", "loader")): {"request_percentage": 150.0},
-            (("ip", "127.0.0.9"),): {"connection_creation_rate": 20.0},
-        })  # fmt: skip
-
-
-def _kraft(
-    config: Path, *args: str, input_text: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
-        capture_output=True, text=True, timeout=600, check=False, input=input_text,
-    )  # fmt: skip
 
 
 def _killed_in(
@@ -148,69 +105,34 @@ def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProce
 
 def _plan(config: Path, folder: Path, controllers: int = 1) -> Path:
     plan = folder / "kraft.yaml"
-    planned = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", str(controllers),
+    planned = live.kraft(config, "plan", "--cluster", CLUSTER, "--controllers", str(controllers),
                      "-o", str(plan), "--force")  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     return plan
-
-
-def _exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Group) -> None:
-    assert not traffic.failed, traffic.failed[:3]
-    with ClusterAdmin(config) as admin:
-        marks = admin.watermarks(topic)
-    values = [r.value for w in marks for r in read_partition(config, topic, w.partition, 0, w.high)]
-    traffic.check_stored(values)
-    assert len(traffic.acked) > 100, "the producer kept writing"
-    try:
-        group.wait_read(traffic, timeout=90)
-    finally:
-        group.done.set()
-        group.join(30)
-
-
-@contextmanager
-def _traffic(config: ClusterConfig) -> Iterator[tuple[str, Traffic, Group]]:
-    """An acks=all producer and a committing group on a new topic; the producer stops
-    after, the group once `_exactly_once` saw it read everything."""
-    topic = unique("kraft")
-    with ClusterAdmin(config) as admin:
-        admin.create_topic(topic, 3, replication_factor=BROKERS)
-    traffic = Traffic(config.as_librdkafka(), topic)
-    group = Group(config.as_librdkafka(), topic, unique("g-kraft"))
-    traffic.start()
-    group.start()
-    try:
-        yield topic, traffic, group
-    except BaseException:
-        group.done.set()
-        raise
-    finally:
-        traffic.done.set()
-        traffic.join(150)
 
 
 def test_refusals_say_what_to_fix_and_change_nothing(
     sandbox: Path, clusters: Clusters, tmp_path: Path
 ) -> None:
     config = sandbox / "clusters.yaml"
-    kraft_mode = _kraft(clusters.config_path, "plan", "--cluster", "source", "-o",
+    kraft_mode = live.kraft(clusters.config_path, "plan", "--cluster", "source", "-o",
                         str(tmp_path / "p.yaml"))  # fmt: skip
     assert kraft_mode.returncode != 0
     assert "does not run in ZooKeeper mode" in kraft_mode.stderr
     assert kraft_mode.stderr.count("\n") == 1 and "Traceback" not in kraft_mode.stderr
 
     plan = _plan(config, tmp_path)
-    exists = _kraft(config, "plan", "--cluster", CLUSTER, "-o", str(plan))
+    exists = live.kraft(config, "plan", "--cluster", CLUSTER, "-o", str(plan))
     assert exists.returncode != 0 and "exists; pass --force" in exists.stderr
-    early = _kraft(config, "finalize", str(plan), "--yes")
+    early = live.kraft(config, "finalize", str(plan), "--yes")
     assert early.returncode != 0 and "every broker must be a KRaft broker first" in early.stderr
     (tmp_path / "bad.yaml").write_text("kafka: [")
-    bad = _kraft(config, "migrate", str(tmp_path / "bad.yaml"))
+    bad = live.kraft(config, "migrate", str(tmp_path / "bad.yaml"))
     assert bad.returncode == 2 and "bad YAML at line 1" in bad.stderr
-    wrong = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "3", "--controller",
+    wrong = live.kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "3", "--controller",
                    "127.0.0.1:1", "-o", str(tmp_path / "q.yaml"))  # fmt: skip
     assert wrong.returncode == 2 and "--controller given 1 time(s)" in wrong.stderr
-    five = _kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "5", "-o",
+    five = live.kraft(config, "plan", "--cluster", CLUSTER, "--controllers", "5", "-o",
                   str(tmp_path / "five.yaml"), "--json")  # fmt: skip
     assert five.returncode == 0, five.stderr
     planned = json.loads(five.stdout)
@@ -244,9 +166,9 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
     rng = seeded()
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
-    with _traffic(kafka) as (topic, traffic, group):
+    with live.traffic(kafka, BROKERS) as (topic, traffic, group):
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
-        resumed = _kraft(config, "migrate", str(plan), "--until", "dual-write")
+        resumed = live.kraft(config, "migrate", str(plan), "--until", "dual-write")
         assert resumed.returncode == 0, resumed.stderr
         connect = load_plan(plan).zookeeper_connect
         found = Znodes.read(connect)
@@ -256,11 +178,11 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
         electable = unique("epoch")
         with ClusterAdmin(kafka) as admin:  # its partition states carry the KRaft epoch
             admin.create_topic(electable, 2, replication_factor=BROKERS)
-        reverted = _kraft(config, "revert", str(plan), "--yes")
+        reverted = live.kraft(config, "revert", str(plan), "--yes")
         assert reverted.returncode == 0, reverted.stderr
         assert "runs in ZooKeeper mode as before" in reverted.stderr
         assert "(KAFKA-20488)" in reverted.stderr
-    _exactly_once(kafka, topic, traffic, group)
+    live.exactly_once(kafka, topic, traffic, group)
 
     zk_epoch, no_kraft = quorum.epochs(connect)
     assert no_kraft is None and zk_epoch > kraft_epoch
@@ -269,7 +191,7 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
     assert found.registered == (1, 2)
     assert load_state(sandbox).clusters[CLUSTER].controllers == ()  # deprovisioned
     _leader_change_elects(sandbox, kafka, electable)
-    status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
+    status = json.loads(live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
     assert status["phase"] == "reverted" and set(status["brokers"].values()) == {"zk"}
     with ClusterAdmin(kafka) as admin:
         assert snapshot.differences(before, snapshot.take(admin)) == []
@@ -322,29 +244,31 @@ def test_a_full_migration_to_three_controllers_killed_in_each_roll_loses_and_rep
     log = tmp_path / "kraft.log"
     before = _as_set_up(kafka)
     rng = seeded()
-    with _traffic(kafka) as (topic, traffic, group):
+    with live.traffic(kafka, BROKERS) as (topic, traffic, group):
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
         # in roll 2 after broker 1 is done: the resume must say it skips broker 1
         roll2 = _killed_in(config, log, "roll2", rng, "migrate", str(plan), after_broker_1=True)
-        done = _kraft(config, "migrate", str(plan))
+        done = live.kraft(config, "migrate", str(plan))
         assert done.returncode == 0, done.stderr
         if roll2.exit_code is None:  # else it finished within the random delay
             assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
-        refused = _kraft(config, "finalize", str(plan), input_text="n\n")
+        refused = live.kraft(config, "finalize", str(plan), input_text="n\n")
         assert refused.returncode == 0 and "POINT OF NO RETURN" in refused.stdout
         assert "nothing changed" in refused.stderr
-        finalized = _kraft(config, "finalize", str(plan), "--yes")
+        finalized = live.kraft(config, "finalize", str(plan), "--yes")
         assert finalized.returncode == 0, finalized.stderr
         said += [r.stdout + r.stderr for r in (done, refused, finalized)]
-    _exactly_once(kafka, topic, traffic, group)
+    live.exactly_once(kafka, topic, traffic, group)
 
-    status = json.loads(_kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
+    status = json.loads(live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
     assert status["phase"] == "finalized" and set(status["brokers"].values()) == {"kraft"}
     with ClusterAdmin(kafka) as admin:
         assert snapshot.differences(before, snapshot.take(admin)) == []
-    events = json.loads(_kraft(config, "history", "--cluster", CLUSTER, "--json").stdout)["events"]
+    events = json.loads(live.kraft(config, "history", "--cluster", CLUSTER, "--json").stdout)[
+        "events"
+    ]
     assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
-    no_way_back = _kraft(config, "revert", str(plan), "--yes")
+    no_way_back = live.kraft(config, "revert", str(plan), "--yes")
     assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
     probed = [e["detail"] for e in events if e["step"] == "authorization unchanged"]
     assert len(probed) >= 5, "authorization probed after every phase and before finalizing"
@@ -359,8 +283,8 @@ def test_a_full_migration_to_three_controllers_killed_in_each_roll_loses_and_rep
         served = api.get(f"/api/kraft/{CLUSTER}").json()
     assert served.get("phase") == "finalized" and served["brokers"] == [1, 2], served
 
-    status_text = _kraft(config, "status", "--cluster", CLUSTER, "--json").stdout
-    history_text = _kraft(config, "history", "--cluster", CLUSTER, "--json").stdout
+    status_text = live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout
+    history_text = live.kraft(config, "history", "--cluster", CLUSTER, "--json").stdout
     said += [status_text, history_text, json.dumps(served), plan.read_text(), log.read_text()]
     _only_in_the_nodes_files(sandbox, secret, said)
     _serves_without_zookeeper(sandbox, kafka)

@@ -32,7 +32,7 @@ def _broker(broker_id: int, **changes: object) -> BrokerView:
         inter_broker_listener="PLAINTEXT", protocol_map="PLAINTEXT:PLAINTEXT",
         log_dirs="/data", authorizer=ZK_AUTHORIZER, hidden=(ALLOW_EVERYONE,),
     )  # fmt: skip
-    return replace(found, **changes)  # type: ignore[arg-type]
+    return replace(found, **changes)
 
 
 def _view(*brokers: BrokerView) -> ClusterView:
@@ -211,7 +211,7 @@ def _snap(**changes: object) -> Snapshot:
         groups={"idle": {"t[0]": 5}, "busy": {"t[0]": 7}},
         active=["busy"],
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return replace(base, **changes)
 
 
 def test_the_metadata_comparison_names_each_change() -> None:
@@ -279,3 +279,45 @@ def test_quotas_are_compared_once_both_snapshots_read_them() -> None:
     # now): its empty quotas are unknown, not "none"
     stored = Snapshot.from_json(_snap().to_json().replace(', "quotas_read": false', ""))
     assert not stored.quotas_read and differences(stored, read) == []
+
+
+_SSL = {
+    "protocol_map": "SSL:SSL",
+    "inter_broker_listener": "SSL",
+    "ssl_settings": (("ssl.keystore.type", "PEM"), ("ssl.keystore.location", "/tls/broker.pem"),
+                     ("ssl.truststore.type", "PEM"), ("ssl.truststore.location", "/tls/ca.pem")),
+}  # fmt: skip
+CERTIFICATE = "User:CN=legacy broker"
+
+
+def test_an_ssl_cluster_s_controllers_present_the_brokers_certificate() -> None:
+    """SSL between brokers: the controller listener asks for client certificates and the
+    controllers use the brokers' key and trust stores, so brokers and controllers are
+    the certificate's principal there; a quorum needs it as a super user of theirs."""
+    view = _view(*(_broker(i, **_SSL) for i in (1, 2)))
+    plan = plan_kraft(view, CONTROLLERS, CONNECT, HIDDEN, None, None, CERTIFICATE)
+    controller = plan.controller_properties(3001)
+    assert controller["listener.security.protocol.map"] == "SSL:SSL,CONTROLLER:SSL"
+    assert controller["listener.name.controller.ssl.client.auth"] == "required"
+    assert controller["ssl.keystore.location"] == "/tls/broker.pem"
+    assert controller["ssl.truststore.location"] == "/tls/ca.pem"
+    assert controller[SUPER_USERS] == CERTIFICATE and controller[ALLOW_EVERYONE] == "true"
+    assert plan.certificate_principal == CERTIFICATE
+    assert plan.controller_user is None and not plan.needs_secret
+    migrating = plan.roll1.applied({"listener.security.protocol.map": "SSL:SSL"})
+    assert migrating["listener.security.protocol.map"] == "SSL:SSL,CONTROLLER:SSL"
+    assert not [k for k in plan.roll1.set if k.startswith(("sasl.", "listener.name.", "ssl."))]
+    assert parse_plan(plan.to_yaml(), "p.yaml") == plan
+    # one controller, everyone allowed where no ACL says: the brokers' rules as they are
+    one = plan_kraft(view, ONE, CONNECT, HIDDEN, None, None, CERTIFICATE)
+    assert SUPER_USERS not in one.controller_config
+
+    with pytest.raises(ConfigError, match="pass --certificate-principal"):
+        plan_kraft(view, CONTROLLERS, CONNECT, HIDDEN)
+    locked = _view(*(_broker(i, **_SSL, ssl_hidden=("ssl.keystore.password",)) for i in (1, 2)))
+    with pytest.raises(ConflictError, match=r"sets ssl\.keystore\.password"):
+        plan_kraft(locked, CONTROLLERS, CONNECT, HIDDEN, None, None, CERTIFICATE)
+    other = _broker(2, **{**_SSL, "ssl_settings": (("ssl.keystore.location", "/x.pem"),)})
+    with pytest.raises(ConflictError, match=r"differ in their ssl\.keystore"):
+        plan_kraft(_view(_broker(1, **_SSL), other), CONTROLLERS, CONNECT, HIDDEN, None, None,
+                   CERTIFICATE)  # fmt: skip

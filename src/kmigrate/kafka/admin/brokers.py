@@ -59,9 +59,14 @@ class Brokers:
 
     def hidden_broker_configs(self, node_id: int) -> set[str]:
         """The names a broker says it sets but does not show: passwords, and settings
-        Kafka does not know (an authorizer's), which it treats as secret."""
+        Kafka does not know (an authorizer's), which it treats as secret. A password
+        left unset is listed by Kafka too (sensitive, its default): not here."""
         entries = self._entries(node_id)
-        return {name for name, e in entries.items() if e.value is None and e.is_sensitive}
+        return {
+            name
+            for name, e in entries.items()
+            if e.value is None and e.is_sensitive and not e.is_default
+        }
 
     def _entries(self, node_id: int) -> dict[str, Any]:
         """DescribeConfigs of one broker; a client that cannot reach the cluster is

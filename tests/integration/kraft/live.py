@@ -1,0 +1,95 @@
+"""A cluster in use while `kmigrate kraft` migrates it: what it holds (topics with
+configs, ACLs, an idle group, a SCRAM user, quotas, a dynamic broker config), the command
+run as a user runs it, an acks=all producer and a committing group on a topic of their
+own, and the check that every acknowledged record was read once. Shared by the KRaft
+migration tests."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness.helpers import unique, wait_for
+from harness.userview import committed
+from kmigrate.config import ClusterConfig
+from kmigrate.kafka.admin import ClusterAdmin
+from kmigrate.kafka.quotas import ClientQuotas
+from kmigrate.kafka.records import read_partition
+from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
+from tests.integration.traffic import Group, Traffic
+
+
+def kraft(
+    config: Path, *args: str, input_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kmigrate", "--config", str(config), "kraft", *args],
+        capture_output=True, text=True, timeout=600, check=False, input=input_text,
+    )  # fmt: skip
+
+
+def exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Group) -> None:
+    assert not traffic.failed, traffic.failed[:3]
+    with ClusterAdmin(config) as admin:
+        marks = admin.watermarks(topic)
+    values = [r.value for w in marks for r in read_partition(config, topic, w.partition, 0, w.high)]
+    traffic.check_stored(values)
+    assert len(traffic.acked) > 100, "the producer kept writing"
+    try:
+        group.wait_read(traffic, timeout=90)
+    finally:
+        group.done.set()
+        group.join(30)
+
+
+@contextmanager
+def traffic(config: ClusterConfig, replicas: int) -> Iterator[tuple[str, Traffic, Group]]:
+    """An acks=all producer and a committing group on a new topic; the producer stops
+    after, the group once `exactly_once` saw it read everything."""
+    topic = unique("kraft")
+    with ClusterAdmin(config) as admin:
+        admin.create_topic(topic, 3, replication_factor=replicas)
+    traffic = Traffic(config.as_librdkafka(), topic)
+    group = Group(config.as_librdkafka(), topic, unique("g-kraft"))
+    traffic.start()
+    group.start()
+    try:
+        yield topic, traffic, group
+    except BaseException:
+        group.done.set()
+        raise
+    finally:
+        traffic.done.set()
+        traffic.join(150)
+
+
+def furnish(config: ClusterConfig, replicas: int) -> None:
+    """Topics with configs, ACLs and an idle group: what must read the same throughout."""
+    with ClusterAdmin(config) as admin:
+        for i in range(4):
+            admin.create_topic(f"kept-{i}", 3, replication_factor=replicas,
+                               configs={"retention.ms": str(86_400_000 + i)})  # fmt: skip
+        admin.create_acls([
+            AclEntry("TOPIC", "kept-0", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
+            AclEntry("GROUP", "team-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+            # the tests read as User:ANONYMOUS (no SASL, no client certificate): an ACL on
+            # kept-0 would hide it
+            AclEntry("TOPIC", "kept-", "PREFIXED", "User:ANONYMOUS", "*", "ALL", "ALLOW"),
+            # ... and may not alter kept-0's configs (Kafka's ConfigCommand checks it)
+            AclEntry("TOPIC", "kept-0", "LITERAL", "User:ANONYMOUS", "*", "ALTER_CONFIGS", "DENY"),
+        ])  # fmt: skip
+        idle = [TopicPartitionOffset("kept-1", p, 0) for p in range(3)]
+        wait_for(lambda: committed(admin, "idle", idle), timeout=60,
+                 message="the coordinator of group idle answering")  # fmt: skip
+        admin.upsert_scram_credential("alice", "SCRAM-SHA-512", 8192, secrets.token_hex(12))
+        admin.set_configs("broker", "1", {"log.cleaner.backoff.ms": "15001"})
+    with ClientQuotas(config) as quotas:  # kept through the migration (issue 36)
+        quotas.alter({
+            (("user", "alice"),): {"producer_byte_rate": 1048576.0},
+            (("user", None), ("client-id", "loader")): {"request_percentage": 150.0},
+            (("ip", "127.0.0.9"),): {"connection_creation_rate": 20.0},
+        })  # fmt: skip

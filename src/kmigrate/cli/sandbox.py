@@ -82,6 +82,12 @@ def group() -> None:
     "of the cluster's own in DIR/CLUSTER/tls; clusters.yaml trusts it (ssl.ca.location).",
 )
 @click.option(
+    "--internal-plaintext",
+    is_flag=True,
+    help="With --secure in ZooKeeper mode: the brokers talk to each other on a PLAINTEXT "
+    "listener of their own, clients on SASL; everyone allowed where no ACL says.",
+)
+@click.option(
     "--zookeeper",
     metavar="NAME[/CHROOT]",
     help="A ZooKeeper ensemble (started if new). With --cluster: run the clusters in "
@@ -112,6 +118,7 @@ def up(
     kafka_version: str | None,
     secure: bool,
     tls: bool,
+    internal_plaintext: bool,
     zookeeper: str | None,
     nodes: int,
     schema_registry: bool,
@@ -134,6 +141,7 @@ def up(
         kafka_version=kafka_version,
         secure=secure,
         tls=tls,
+        internal_plaintext=internal_plaintext,
         racks=[r.strip() for r in racks.split(",")] if racks else None,
         timeout=timeout,
         zookeeper=None if only_ensemble else zookeeper,

@@ -84,6 +84,7 @@ class UpRequest:
     nodes: int = 3  # servers of a new ensemble
     schema_registry: bool = False  # give each cluster a Schema Registry if it has none
     tls: bool = False  # clients and brokers talk TLS (a CA of the cluster's own)
+    internal_plaintext: bool = False  # secure ZooKeeper mode: brokers talk PLAINTEXT inside
 
     def ensemble_names(self) -> list[str]:
         names = list(self.ensembles)
@@ -242,6 +243,8 @@ def _check_request(request: UpRequest) -> None:
         raise ConfigError(
             f"Kafka {version} is not supported by the sandbox; use a 4.x or 3.9.x version"
         )
+    if request.internal_plaintext and not (request.secure and request.zookeeper):
+        raise ConfigError("--internal-plaintext needs --secure and --zookeeper")
     if request.zookeeper and version and not version.startswith("3.9."):
         raise ConfigError(
             f"Kafka {version} has no ZooKeeper mode; use --kafka-version 3.9.1 with --zookeeper"
@@ -250,10 +253,9 @@ def _check_request(request: UpRequest) -> None:
 
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
     wanted_version = request.kafka_version or cluster.kafka_version
-    have = (cluster.secure, cluster.tls, cluster.kafka_version)
-    if have != (request.secure, request.tls, wanted_version) or (
-        request.brokers < len(cluster.brokers)
-    ):
+    have = (cluster.secure, cluster.tls, cluster.internal_plaintext, cluster.kafka_version)
+    wanted = (request.secure, request.tls, request.internal_plaintext, wanted_version)
+    if have != wanted or (request.brokers < len(cluster.brokers)):
         raise SandboxError(
             f"cluster '{cluster.name}' already exists in {directory} with "
             f"{len(cluster.brokers)} broker(s), secure={cluster.secure}, tls={cluster.tls}, Kafka "
@@ -353,8 +355,9 @@ def _new_cluster(
         for i in range(n)
     )
     cluster = SandboxCluster(
-        name, _cluster_id(), version, request.secure, brokers, connect, tls=request.tls
-    )
+        name, _cluster_id(), version, request.secure, brokers, connect, tls=request.tls,
+        internal_plaintext=request.internal_plaintext,
+    )  # fmt: skip
     if request.tls:
         tls.ensure_certificates(directory / name, name)
     passwords = new_passwords(directory, name) if request.secure else {}

@@ -10,6 +10,7 @@ from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, Sand
 ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"  # ZooKeeper mode's own
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 SECURE_LISTENER = "SASL_PLAINTEXT"
+INTERNAL = "INTERNAL"  # the brokers' own PLAINTEXT listener (`--internal-plaintext`)
 
 
 def server_properties(
@@ -28,10 +29,13 @@ def server_properties(
         if cluster.zookeeper_connect
         else _kraft_mode(cluster, broker, listener)
     )
+    internal = cluster.internal_plaintext and cluster.zookeeper_connect
+    advertised = f"{listener}://127.0.0.1:{broker.port}"
     props |= {
         "broker.rack": broker.rack,
-        "advertised.listeners": f"{listener}://127.0.0.1:{broker.port}",
-        "inter.broker.listener.name": listener,
+        "advertised.listeners": advertised
+        + (f",{INTERNAL}://127.0.0.1:{broker.controller_port}" if internal else ""),
+        "inter.broker.listener.name": INTERNAL if internal else listener,
         "log.dirs": str(data_dir),
         "num.partitions": 1,
         "default.replication.factor": 1,
@@ -58,7 +62,7 @@ def server_properties(
     if cluster.secure:
         password = admin_password or ""
         props.update(
-            zookeeper_secure_properties(password, listener)
+            zookeeper_secure_properties(password, listener, internal=bool(internal))
             if cluster.zookeeper_connect
             else kraft_secure_properties(password, listener)
         )
@@ -89,12 +93,17 @@ def _zookeeper_mode(
 ) -> dict[str, object]:
     """A Kafka 3.9 broker on ZooKeeper: its metadata lives under zookeeper.connect (whose
     chroot the broker creates), no controller quorum."""
+    listeners = f"{listener}://127.0.0.1:{broker.port}"
+    protocols = f"{listener}:{listener}"
+    if cluster.internal_plaintext:  # the brokers' own listener, on the port KRaft would use
+        listeners += f",{INTERNAL}://127.0.0.1:{broker.controller_port}"
+        protocols += f",{INTERNAL}:PLAINTEXT"
     found: dict[str, object] = {
         "broker.id": broker.node_id,
         "zookeeper.connect": cluster.zookeeper_connect,
         "zookeeper.session.timeout.ms": 18000,
-        "listeners": f"{listener}://127.0.0.1:{broker.port}",
-        "listener.security.protocol.map": f"{listener}:{listener}",
+        "listeners": listeners,
+        "listener.security.protocol.map": protocols,
     }
     if not cluster.secure:  # ACLs can be set (and migrated), everyone allowed without one
         found |= {
@@ -128,17 +137,24 @@ def kraft_secure_properties(admin_password: str, listener: str = SECURE_LISTENER
 
 
 def zookeeper_secure_properties(
-    admin_password: str, listener: str = SECURE_LISTENER
+    admin_password: str, listener: str = SECURE_LISTENER, *, internal: bool = False
 ) -> dict[str, str]:
     """What a secure ZooKeeper-mode sandbox broker adds to server.properties (its
     listener, listener.security.protocol.map and inter.broker.listener.name name
     SASL_PLAINTEXT). Nothing is anonymous on it: only the admin is a super user. The
-    admin's and the client's SCRAM credentials are in ZooKeeper before it starts."""
-    return _scram_listener(admin_password, listener) | {
+    admin's and the client's SCRAM credentials are in ZooKeeper before it starts.
+
+    ``internal``: the brokers talk to each other on a PLAINTEXT listener of their own, as
+    User:ANONYMOUS, so everyone is allowed where no ACL names a resource (a common
+    on-premises shape: SCRAM for clients, ACLs where they matter)."""
+    found = _scram_listener(admin_password, listener) | {
         "authorizer.class.name": ACL_AUTHORIZER,
         "super.users": f"User:{ADMIN_USER}",
-        "allow.everyone.if.no.acl.found": "false",
+        "allow.everyone.if.no.acl.found": "true" if internal else "false",
     }
+    if internal:
+        del found["sasl.mechanism.inter.broker.protocol"]
+    return found
 
 
 LOG4J2 = """\

@@ -66,6 +66,10 @@ class SandboxCluster:
     schema_registry: RegistryNode | None = None
     # Clients reach its brokers over TLS (`sandbox up --tls`): SSL, or SASL_SSL if secure.
     tls: bool = False
+    # ZooKeeper mode, secure: brokers talk to each other on a PLAINTEXT listener of their
+    # own (INTERNAL, on controller_port) and clients on SASL; everyone allowed where no
+    # ACL names a resource (`sandbox up --secure --internal-plaintext`).
+    internal_plaintext: bool = False
 
     @property
     def listener(self) -> str:

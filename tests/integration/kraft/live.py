@@ -32,12 +32,17 @@ def kraft(
     )  # fmt: skip
 
 
-def exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Group) -> None:
-    assert not traffic.failed, traffic.failed[:3]
+def read_once(config: ClusterConfig, topic: str, traffic: Traffic) -> None:
+    """Every record ``traffic`` had acknowledged is in ``topic`` once, in send order."""
     with ClusterAdmin(config) as admin:
         marks = admin.watermarks(topic)
     values = [r.value for w in marks for r in read_partition(config, topic, w.partition, 0, w.high)]
     traffic.check_stored(values)
+
+
+def exactly_once(config: ClusterConfig, topic: str, traffic: Traffic, group: Group) -> None:
+    assert not traffic.failed, traffic.failed[:3]
+    read_once(config, topic, traffic)
     assert len(traffic.acked) > 100, "the producer kept writing"
     try:
         group.wait_read(traffic, timeout=90)

@@ -1,6 +1,6 @@
 """KAFKA-20488 on a sandbox quorum of three: two voters frozen while the third runs
 election after election, so the quorum comes back with an epoch far above ZooKeeper's
-`/controller_epoch`. Shared by the PLAINTEXT and the secure KRaft migration tests."""
+`/controller_epoch`."""
 
 from __future__ import annotations
 

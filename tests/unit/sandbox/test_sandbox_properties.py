@@ -237,3 +237,47 @@ def test_a_tls_cluster_listens_with_tls_and_its_own_certificates(tmp_path, secur
     assert c.getpeercert()["subjectAltName"] == (("IP Address", "127.0.0.1"), ("DNS", "localhost"))
     assert tls.ensure_certificates(tmp_path, "src") == files, "made once"
     assert oct((tmp_path / "tls" / "broker.pem").stat().st_mode & 0o777) == "0o600"
+
+
+def test_internal_plaintext_puts_the_brokers_on_a_listener_of_their_own():
+    """`--secure --internal-plaintext` in ZooKeeper mode: clients log in with SCRAM on the
+    broker's port, the brokers talk PLAINTEXT on its second port, everyone is allowed
+    where no ACL says (the brokers are User:ANONYMOUS to each other), admin super user."""
+    from dataclasses import replace
+
+    cluster = replace(
+        _cluster(brokers=2, secure=True, version="3.9.1"),
+        zookeeper_connect="127.0.0.1:2181/kafka",
+        internal_plaintext=True,
+    )
+    props = _props(cluster, 1)
+    assert props["listeners"] == "SASL_PLAINTEXT://127.0.0.1:19093,INTERNAL://127.0.0.1:29093"
+    assert props["advertised.listeners"] == props["listeners"]
+    assert (
+        props["listener.security.protocol.map"]
+        == "SASL_PLAINTEXT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT"
+    )
+    assert props["inter.broker.listener.name"] == "INTERNAL"
+    assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert "sasl.mechanism.inter.broker.protocol" not in props
+    assert props["allow.everyone.if.no.acl.found"] == "true"
+    assert props["super.users"] == "User:admin"
+    secure = _props(replace(cluster, internal_plaintext=False), 1)
+    assert secure["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert secure["allow.everyone.if.no.acl.found"] == "false"
+
+
+def test_internal_plaintext_without_secure_zookeeper_mode_is_refused_first(tmp_path):
+    from kmigrate.errors import ConfigError
+    from kmigrate.sandbox import manager
+
+    for request in (
+        manager.UpRequest(clusters=["a"], internal_plaintext=True),
+        manager.UpRequest(clusters=["a"], internal_plaintext=True, zookeeper="zk"),
+        manager.UpRequest(clusters=["a"], internal_plaintext=True, secure=True),
+    ):
+        with pytest.raises(
+            ConfigError, match="--internal-plaintext needs --secure and --zookeeper"
+        ):
+            manager.up(tmp_path / "s", request)
+        assert not (tmp_path / "s").exists(), "nothing made"

@@ -18,8 +18,11 @@ from harness.userview import committed
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.quotas import ClientQuotas
-from kmigrate.kafka.records import read_partition
+from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
+from kmigrate.model.records import Record
+from kmigrate.sandbox.state import load_state
+from kmigrate.sandbox.zk_operator import SandboxOperator
 from tests.integration.traffic import Group, Traffic
 
 
@@ -98,3 +101,18 @@ def furnish(config: ClusterConfig, replicas: int) -> None:
             (("user", None), ("client-id", "loader")): {"request_percentage": 150.0},
             (("ip", "127.0.0.9"),): {"connection_creation_rate": 20.0},
         })  # fmt: skip
+
+
+def serves_without_zookeeper(sandbox: Path, kafka: ClusterConfig, replicas: int) -> None:
+    """A finalized cluster needs ZooKeeper no more: with the ensemble stopped, a new
+    topic is created, written and read."""
+    state = load_state(sandbox)
+    zookeeper = SandboxOperator(sandbox)
+    for ensemble in state.ensembles.values():
+        for member in ensemble.nodes:
+            zookeeper.stop_server(member.node_id)
+    after = unique("after-zk")
+    with ClusterAdmin(kafka) as admin:
+        admin.create_topic(after, 2, replication_factor=replicas)
+    produce(kafka, after, [Record(b"k", b"served without ZooKeeper", partition=0)])
+    assert [r.value for r in read_partition(kafka, after, 0, 0, 1)] == [b"served without ZooKeeper"]

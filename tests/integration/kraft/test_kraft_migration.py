@@ -50,7 +50,6 @@ from kmigrate.sandbox import manager, process
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import load_state
-from kmigrate.sandbox.zk_operator import SandboxOperator
 from kmigrate.serve.app import create_app
 from tests.integration.conftest import Clusters
 from tests.integration.kraft import live, quorum
@@ -287,7 +286,7 @@ def test_a_full_migration_to_three_controllers_killed_in_each_roll_loses_and_rep
     history_text = live.kraft(config, "history", "--cluster", CLUSTER, "--json").stdout
     said += [status_text, history_text, json.dumps(served), plan.read_text(), log.read_text()]
     _only_in_the_nodes_files(sandbox, secret, said)
-    _serves_without_zookeeper(sandbox, kafka)
+    live.serves_without_zookeeper(sandbox, kafka, BROKERS)
 
 
 def _as_set_up(kafka: ClusterConfig) -> snapshot.Snapshot:
@@ -317,18 +316,3 @@ def _only_in_the_nodes_files(sandbox: Path, secret: str, said: list[str]) -> Non
     assert stores, f"no store found in {sandbox}"
     said = [*said, *(p.read_bytes().decode("latin-1") for p in stores)]
     assert not [text[:80] for text in said if secret in text], "the secret leaked"
-
-
-def _serves_without_zookeeper(sandbox: Path, kafka: ClusterConfig) -> None:
-    """A finalized cluster needs ZooKeeper no more: with the ensemble stopped, a new
-    topic is created, written and read."""
-    state = load_state(sandbox)
-    zookeeper = SandboxOperator(sandbox)
-    for ensemble in state.ensembles.values():
-        for member in ensemble.nodes:
-            zookeeper.stop_server(member.node_id)
-    after = unique("after-zk")
-    with ClusterAdmin(kafka) as admin:
-        admin.create_topic(after, 2, replication_factor=BROKERS)
-    produce(kafka, after, [Record(b"k", b"served without ZooKeeper", partition=0)])
-    assert [r.value for r in read_partition(kafka, after, 0, 0, 1)] == [b"served without ZooKeeper"]

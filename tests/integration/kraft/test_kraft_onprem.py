@@ -11,7 +11,7 @@ writes and its group reads over SCRAM: every acknowledged record read once; meta
 (topics, configs, ACLs, idle offsets, SCRAM credentials, quotas, broker configs) and the
 authorization probes (asked as the admin and as `client`) as before; `client` still
 writes only where an ACL lets it; Kafka's own tool logs in with SCRAM; the brokers'
-listeners and super users unchanged.
+listeners and super users unchanged; with ZooKeeper stopped the cluster serves.
 """
 
 from __future__ import annotations
@@ -107,6 +107,7 @@ def test_scram_clients_and_plaintext_brokers_migrate_to_three_controllers(
         assert secret in found["listener.name.controller.plain.sasl.jaas.config"]
     said = done.stdout + done.stderr + finalized.stdout + finalized.stderr + plan.read_text()
     assert secret not in said + (tmp_path / "kraft.log").read_text()
+    live.serves_without_zookeeper(sandbox.directory, admin_config, BROKERS)
 
 
 def _brokers_listeners(state: SandboxState) -> list[tuple[str, ...]]:

@@ -9,7 +9,7 @@ principal there (read by `kraft plan` from the PEM key store), made a super user
 controllers: a quorum of three elects. `kraft migrate` is SIGKILLed at a seeded moment
 of a roll and run again; after finalize every acknowledged record was read once and the
 metadata (topics, configs, ACLs, idle offsets, SCRAM credentials, quotas, dynamic broker
-configs) reads as before.
+configs) reads as before, and with ZooKeeper stopped the cluster serves.
 """
 
 from __future__ import annotations
@@ -95,3 +95,4 @@ def test_an_ssl_cluster_migrates_to_three_controllers_that_present_the_brokers_c
         assert found["listener.name.controller.ssl.client.auth"] == "required"
         assert PRINCIPAL in found["super.users"].split(";")
         assert "ANONYMOUS" not in found["super.users"]
+    live.serves_without_zookeeper(sandbox, kafka, BROKERS)

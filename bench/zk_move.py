@@ -30,44 +30,25 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from clients import Group, Load
 from common import WORK, results_header, write_results
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException
 
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import read_partition
 from kmigrate.sandbox import manager
 
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))  # harness/: the ZooKeeper client shared with the move test
+from harness.zookeeper_client import OtherClient  # noqa: E402
+
 TOPIC = "bench-zk-move"
 GROUP = "bench-zk-move-group"
-
-
-class OtherClient(threading.Thread):
-    def __init__(self, connect: str) -> None:
-        super().__init__(daemon=True)
-        self.zk = KazooClient(hosts=connect, timeout=30.0)
-        self.states: list[str] = []
-        self.zk.add_listener(self.states.append)
-        self.zk.start(timeout=15)
-        self.session = self.zk.client_id[0]
-        self.zk.ensure_path("/app")
-        self.writes = self.failed_writes = 0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            try:
-                self.zk.set("/app", str(self.writes).encode())
-                self.writes += 1
-            except KazooException:
-                self.failed_writes += 1
-            self.done.wait(0.1)
 
 
 def controller_epoch(connect: str) -> int:
@@ -138,7 +119,7 @@ def main() -> None:
         load, group, other = (
             Load(kafka.as_librdkafka(), args.rate, TOPIC),
             Group(kafka.as_librdkafka(), TOPIC, GROUP),
-            OtherClient(old),
+            OtherClient(old, alive_node=False),
         )
         for thread in (load, group, other):
             thread.start()

@@ -16,17 +16,16 @@ import json
 import random
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException
 
 from harness.helpers import run_cli, seeded, unique
 from harness.killpoints import choose
 from harness.killrun import kill_at_point
+from harness.zookeeper_client import OtherClient
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.ensemble_move.plan import load_plan
 from kmigrate.kafka.admin import ClusterAdmin
@@ -41,31 +40,6 @@ from tests.integration.traffic import Group, Traffic
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with old_and_new(tmp_path_factory, "zkmove", brokers=2) as directory:
         yield directory
-
-
-class OtherClient(threading.Thread):
-    """A non-Kafka user of the old ensemble: one session, writes its own path."""
-
-    def __init__(self, connect: str) -> None:
-        super().__init__(daemon=True)
-        self.zk = KazooClient(hosts=connect, timeout=30.0)
-        self.states: list[str] = []
-        self.zk.add_listener(self.states.append)
-        self.zk.start(timeout=15)
-        self.session = self.zk.client_id[0]
-        self.zk.ensure_path("/app")
-        self.zk.create("/app/alive", b"", ephemeral=True)
-        self.writes = 0
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            try:
-                self.zk.set("/app", str(self.writes).encode())
-                self.writes += 1
-            except KazooException:
-                pass  # connection loss while its server restarts: write again
-            self.done.wait(0.1)
 
 
 def _migrate(config: Path, plan: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:

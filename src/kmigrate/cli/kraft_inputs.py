@@ -13,6 +13,7 @@ from cryptography import x509
 from kmigrate.cli.operations import host_port, is_sandbox_cluster
 from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
+from kmigrate.kraft import certificate
 from kmigrate.kraft.plan import ClusterView, talks_ssl
 from kmigrate.kraft.trust import HIDDEN_SETTINGS
 from kmigrate.net import free_ports
@@ -72,7 +73,8 @@ _CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-
 
 def certificate_principal(view: ClusterView | None, given: str | None) -> str | None:
     """Where the brokers talk SSL, the principal of their certificate as Kafka's default
-    principal builder names it ("User:" and the subject's distinguished name): as given
+    principal builder names it ("User:" and the subject's distinguished name, as the
+    brokers' ssl.principal.mapping.rules map it; kraft.certificate): as given
     (--certificate-principal), else read from their PEM key store when this machine can
     read it (a sandbox's, a broker's own host). None: not SSL, or not readable here.
     ``view`` None: only the form of ``given`` is checked."""
@@ -96,4 +98,4 @@ def certificate_principal(view: ClusterView | None, given: str | None) -> str | 
     if found is None:
         return None
     subject = x509.load_pem_x509_certificate(found.group(0)).subject
-    return f"User:{subject.rfc4514_string()}"
+    return certificate.mapped(subject.rfc4514_string(), settings.get(certificate.MAPPING_RULES))

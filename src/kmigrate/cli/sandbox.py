@@ -88,6 +88,13 @@ def group() -> None:
     "listener of their own, clients on SASL; everyone allowed where no ACL says.",
 )
 @click.option(
+    "--mtls",
+    is_flag=True,
+    help="With --tls and --zookeeper: the brokers ask every client for a certificate of "
+    "the cluster's CA (ssl.client.auth=required) and name principals by its common name; "
+    "the brokers' and the admin's are the super users. clusters.yaml presents the admin's.",
+)
+@click.option(
     "--zookeeper",
     metavar="NAME[/CHROOT]",
     help="A ZooKeeper ensemble (started if new). With --cluster: run the clusters in "
@@ -119,6 +126,7 @@ def up(
     secure: bool,
     tls: bool,
     internal_plaintext: bool,
+    mtls: bool,
     zookeeper: str | None,
     nodes: int,
     schema_registry: bool,
@@ -142,6 +150,7 @@ def up(
         secure=secure,
         tls=tls,
         internal_plaintext=internal_plaintext,
+        mtls=mtls,
         racks=[r.strip() for r in racks.split(",")] if racks else None,
         timeout=timeout,
         zookeeper=None if only_ensemble else zookeeper,

@@ -40,6 +40,8 @@ SSL_SETTINGS = (
     "ssl.truststore.type",
     "ssl.truststore.location",
     "ssl.endpoint.identification.algorithm",
+    # who a certificate is: the controllers must name the brokers' as the brokers do
+    "ssl.principal.mapping.rules",
 )
 SSL_SECRETS = (
     "ssl.keystore.password",

@@ -76,7 +76,12 @@ def _cluster_entry(
             "sasl.password": "${" + password_variable(cluster.name, user) + "}",
         }
     if cluster.tls:
-        properties["ssl.ca.location"] = str(tls_files(directory / cluster.name).ca)
+        files = tls_files(directory / cluster.name)
+        properties["ssl.ca.location"] = str(files.ca)
+        if cluster.mtls:
+            certificate, key = files.client(user)
+            properties |= {"ssl.certificate.location": str(certificate),
+                           "ssl.key.location": str(key)}  # fmt: skip
     if properties:
         entry["properties"] = properties
     if cluster.schema_registry is not None:

@@ -40,6 +40,7 @@ from kmigrate.sandbox.properties import (
 from kmigrate.sandbox.scram import write_users
 from kmigrate.sandbox.state import (
     ADMIN_USER,
+    CLIENT_USER,
     SCRAM_MECHANISM,
     BrokerNode,
     RegistryNode,
@@ -85,6 +86,7 @@ class UpRequest:
     schema_registry: bool = False  # give each cluster a Schema Registry if it has none
     tls: bool = False  # clients and brokers talk TLS (a CA of the cluster's own)
     internal_plaintext: bool = False  # secure ZooKeeper mode: brokers talk PLAINTEXT inside
+    mtls: bool = False  # with tls, ZooKeeper mode: client certificates name every principal
 
     def ensemble_names(self) -> list[str]:
         names = list(self.ensembles)
@@ -245,6 +247,8 @@ def _check_request(request: UpRequest) -> None:
         )
     if request.internal_plaintext and not (request.secure and request.zookeeper):
         raise ConfigError("--internal-plaintext needs --secure and --zookeeper")
+    if request.mtls and (request.secure or not (request.tls and request.zookeeper)):
+        raise ConfigError("--mtls needs --tls and --zookeeper, without --secure")
     if request.zookeeper and version and not version.startswith("3.9."):
         raise ConfigError(
             f"Kafka {version} has no ZooKeeper mode; use --kafka-version 3.9.1 with --zookeeper"
@@ -253,8 +257,10 @@ def _check_request(request: UpRequest) -> None:
 
 def _check_matches(cluster: SandboxCluster, request: UpRequest, directory: Path) -> None:
     wanted_version = request.kafka_version or cluster.kafka_version
-    have = (cluster.secure, cluster.tls, cluster.internal_plaintext, cluster.kafka_version)
-    wanted = (request.secure, request.tls, request.internal_plaintext, wanted_version)
+    have = (cluster.secure, cluster.tls, cluster.internal_plaintext, cluster.mtls,
+            cluster.kafka_version)  # fmt: skip
+    wanted = (request.secure, request.tls, request.internal_plaintext, request.mtls,
+              wanted_version)  # fmt: skip
     if have != wanted or (request.brokers < len(cluster.brokers)):
         raise SandboxError(
             f"cluster '{cluster.name}' already exists in {directory} with "
@@ -356,10 +362,10 @@ def _new_cluster(
     )
     cluster = SandboxCluster(
         name, _cluster_id(), version, request.secure, brokers, connect, tls=request.tls,
-        internal_plaintext=request.internal_plaintext,
+        internal_plaintext=request.internal_plaintext, mtls=request.mtls,
     )  # fmt: skip
     if request.tls:
-        tls.ensure_certificates(directory / name, name)
+        tls.ensure_certificates(directory / name, name, (ADMIN_USER, CLIENT_USER))
     passwords = new_passwords(directory, name) if request.secure else {}
     if connect:
         # ZooKeeper mode: no storage to format; the broker registers in ZooKeeper, and

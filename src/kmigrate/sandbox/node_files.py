@@ -20,7 +20,8 @@ def write_broker_files(
     (folder / name).write_text(content)
     props = folder / "server.properties"
     props.touch(mode=0o600)  # may hold the admin password
-    stores = tls.broker_properties(tls.tls_files(directory / cluster.name)) if cluster.tls else None
+    files = tls.tls_files(directory / cluster.name)
+    stores = tls.broker_properties(files, client_certificates=cluster.mtls) if cluster.tls else None
     props.write_text(server_properties(cluster, broker, folder / "data", admin_password, stores))
     return props
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kmigrate.sandbox.state import ADMIN_USER, SCRAM_MECHANISM, BrokerNode, SandboxCluster
+from kmigrate.sandbox.tls import principal
 
 ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"  # ZooKeeper mode's own
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -105,7 +106,14 @@ def _zookeeper_mode(
         "listeners": listeners,
         "listener.security.protocol.map": protocols,
     }
-    if not cluster.secure:  # ACLs can be set (and migrated), everyone allowed without one
+    if cluster.mtls:  # certificates name everyone: only brokers and the admin are super
+        supers = (principal(cluster.name, "broker"), principal(cluster.name, ADMIN_USER))
+        found |= {
+            "authorizer.class.name": ACL_AUTHORIZER,
+            "super.users": ";".join(supers),
+            "allow.everyone.if.no.acl.found": "false",
+        }
+    elif not cluster.secure:  # ACLs can be set (and migrated), everyone allowed without one
         found |= {
             "authorizer.class.name": ACL_AUTHORIZER,
             "allow.everyone.if.no.acl.found": "true",

@@ -70,6 +70,10 @@ class SandboxCluster:
     # own (INTERNAL, on controller_port) and clients on SASL; everyone allowed where no
     # ACL names a resource (`sandbox up --secure --internal-plaintext`).
     internal_plaintext: bool = False
+    # With tls: the brokers ask every client for a certificate of the cluster's CA and name
+    # principals by its common name (`sandbox up --mtls`); ZooKeeper mode: the brokers' and
+    # the admin's certificates are the super users, nobody else is allowed without an ACL.
+    mtls: bool = False
 
     @property
     def listener(self) -> str:

@@ -1,9 +1,13 @@
-"""TLS for a sandbox cluster (`sandbox up --tls`): a certificate authority of its own and
+"""TLS for a sandbox cluster (`sandbox up --tls`): a certificate authority of its own,
 one broker certificate for 127.0.0.1 and localhost, as PEM files the brokers read
-(Kafka's PEM key store and trust store, KIP-651) and clients trust (the CA).
+(Kafka's PEM key store and trust store, KIP-651) and clients trust (the CA), and a
+client certificate for each sandbox user, which clients present where the brokers ask
+for one (`sandbox up --mtls`).
 
     CLUSTER/tls/ca.pem      the CA certificate (clusters.yaml: ssl.ca.location)
     CLUSTER/tls/broker.pem  the brokers' private key (PKCS#8) and certificate chain
+    CLUSTER/tls/USER.crt    USER's certificate (CN=CLUSTER USER; clusters.yaml:
+    CLUSTER/tls/USER.key    ssl.certificate.location) and private key (ssl.key.location)
 
 Made once per cluster; the files are complete or absent (written aside, then renamed).
 """
@@ -19,10 +23,15 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 FOLDER = "tls"
 _VALID = dt.timedelta(days=3650)
+
+
+# Where the brokers ask for client certificates: principals are the certificates' common
+# names, lower-cased (Kafka's ssl.principal.mapping.rules), as on-premises clusters name them.
+MAPPING_RULES = "RULE:^CN=([^,]+)$/$1/L,DEFAULT"
 
 
 @dataclass(frozen=True)
@@ -30,16 +39,28 @@ class TlsFiles:
     ca: Path
     broker: Path
 
+    def client(self, user: str) -> tuple[Path, Path]:
+        """``user``'s certificate and private key."""
+        return self.ca.with_name(f"{user}.crt"), self.ca.with_name(f"{user}.key")
+
 
 def tls_files(cluster_folder: Path) -> TlsFiles:
     folder = cluster_folder / FOLDER
     return TlsFiles(folder / "ca.pem", folder / "broker.pem")
 
 
-def ensure_certificates(cluster_folder: Path, cluster: str) -> TlsFiles:
-    """The cluster's CA and broker certificate, made if missing."""
+def principal(cluster: str, who: str) -> str:
+    """The principal of the cluster's certificate for ``who`` (``broker`` or a user)
+    where the brokers ask for client certificates (MAPPING_RULES)."""
+    return "User:" + f"{cluster} {who}".lower()
+
+
+def ensure_certificates(cluster_folder: Path, cluster: str, users: tuple[str, ...]) -> TlsFiles:
+    """The cluster's CA, broker certificate and ``users``' client certificates, made if
+    missing."""
     files = tls_files(cluster_folder)
-    if files.ca.is_file() and files.broker.is_file():
+    made = [files.ca, files.broker, *(p for u in users for p in files.client(u))]
+    if all(p.is_file() for p in made):
         return files
     files.ca.parent.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
@@ -68,19 +89,51 @@ def ensure_certificates(cluster_folder: Path, cluster: str) -> TlsFiles:
         pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     _write(files.broker, private + cert.public_bytes(pem) + ca.public_bytes(pem), 0o600)
+    for user in users:
+        _client_certificate(files, user, f"{cluster} {user}", ca_name, ca_key, now)
     _write(files.ca, ca.public_bytes(pem), 0o644)
     return files
 
 
-def broker_properties(files: TlsFiles) -> dict[str, str]:
-    """What a broker with an SSL or SASL_SSL listener adds to server.properties."""
-    return {
+def _client_certificate(
+    files: TlsFiles,
+    user: str,
+    common_name: str,
+    ca_name: x509.Name,
+    ca_key: ec.EllipticCurvePrivateKey,
+    now: dt.datetime,
+) -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (
+        _builder(name, ca_name, key.public_key(), now)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(_key_usage(ca=False), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    crt, private = files.client(user)
+    _write(crt, cert.public_bytes(pem), 0o644)
+    _write(private, key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ), 0o600)  # fmt: skip
+
+
+def broker_properties(files: TlsFiles, *, client_certificates: bool) -> dict[str, str]:
+    """What a broker with an SSL or SASL_SSL listener adds to server.properties;
+    ``client_certificates``: it asks every client for one, and names principals by
+    MAPPING_RULES."""
+    found = {
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(files.broker),
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(files.ca),
-        "ssl.client.auth": "none",
+        "ssl.client.auth": "required" if client_certificates else "none",
     }
+    if client_certificates:
+        found["ssl.principal.mapping.rules"] = MAPPING_RULES
+    return found
 
 
 def _builder(

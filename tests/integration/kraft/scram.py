@@ -35,11 +35,12 @@ def with_client(state: SandboxState, cluster: str) -> Path:
     return path
 
 
-def grants(admin: ClusterAdmin, topic: str, closed: str, group: str) -> None:
-    """`client` may write and read ``topic`` and read as ``group``; ``closed`` is a topic
-    only alice may write (so `client` may not, whatever allow.everyone.if.no.acl.found
-    says)."""
-    user = f"User:{CLIENT_USER}"
+def grants(
+    admin: ClusterAdmin, topic: str, closed: str, group: str, user: str = f"User:{CLIENT_USER}"
+) -> None:
+    """``user`` (`client`) may write and read ``topic`` and read as ``group``; ``closed``
+    is a topic only alice may write (so ``user`` may not, whatever
+    allow.everyone.if.no.acl.found says)."""
     admin.create_topic(topic, 2)
     admin.create_topic(closed, 1)
     admin.create_acls(

@@ -201,15 +201,13 @@ def test_log4j2_config_is_log4j2_syntax():
 
 @pytest.mark.parametrize(("secure", "listener"), [(False, "SSL"), (True, "SASL_SSL")])
 def test_a_tls_cluster_listens_with_tls_and_its_own_certificates(tmp_path, secure, listener):
-    import contextlib
     import dataclasses
-    import ssl
 
     from kmigrate.sandbox import tls
 
     cluster = dataclasses.replace(_cluster(brokers=1, secure=secure), tls=True)
-    files = tls.ensure_certificates(tmp_path, "src")
-    stores = tls.broker_properties(files)
+    files = tls.ensure_certificates(tmp_path, "src", ())
+    stores = tls.broker_properties(files, client_certificates=False)
     text = server_properties(cluster, cluster.brokers[0], Path("/d"), ADMIN_PASSWORD, stores)
     props = dict(line.split("=", 1) for line in text.splitlines())
     assert props["advertised.listeners"] == f"{listener}://127.0.0.1:19092"
@@ -217,13 +215,60 @@ def test_a_tls_cluster_listens_with_tls_and_its_own_certificates(tmp_path, secur
     assert props["ssl.keystore.type"] == "PEM" and props["ssl.keystore.location"] == str(
         files.broker
     )
+    assert props["ssl.client.auth"] == "none" and "ssl.principal.mapping.rules" not in props
     if secure:
         assert f"listener.name.{listener.lower()}.scram-sha-512.sasl.jaas.config" in props
     # A client trusting only the cluster's CA accepts the broker's certificate for
     # 127.0.0.1 (as librdkafka and Java check host names by default).
+    client, _ = _handshake(files, None)
+    assert client.getpeercert()["subjectAltName"] == (
+        ("IP Address", "127.0.0.1"), ("DNS", "localhost")
+    )  # fmt: skip
+    assert tls.ensure_certificates(tmp_path, "src", ()) == files, "made once"
+    assert oct((tmp_path / "tls" / "broker.pem").stat().st_mode & 0o777) == "0o600"
+
+
+def test_an_mtls_cluster_asks_for_client_certificates_and_names_principals_by_them(tmp_path):
+    """`--tls --mtls` (ZooKeeper mode): brokers require a certificate of the cluster's CA,
+    map its CN to the principal, and only the brokers' and the admin's are super users;
+    the admin's certificate passes a server asking for one."""
+    import dataclasses
+
+    from kmigrate.kraft.certificate import mapped
+    from kmigrate.sandbox import tls
+
+    cluster = dataclasses.replace(_cluster(brokers=1), tls=True, mtls=True,
+                                  zookeeper_connect="127.0.0.1:2181/kafka")  # fmt: skip
+    files = tls.ensure_certificates(tmp_path, "src", ("admin", "client"))
+    stores = tls.broker_properties(files, client_certificates=True)
+    text = server_properties(cluster, cluster.brokers[0], Path("/d"), None, stores)
+    props = dict(line.split("=", 1) for line in text.splitlines())
+    assert props["ssl.client.auth"] == "required"
+    assert props["super.users"] == "User:src broker;User:src admin"
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+    rules = props["ssl.principal.mapping.rules"]
+    assert mapped("CN=src broker", rules) == tls.principal("src", "broker")
+    _, server = _handshake(files, "admin")
+    subject = dict(pair[0] for pair in server.getpeercert()["subject"])
+    assert mapped(f"CN={subject['commonName']}", rules) == tls.principal("src", "admin")
+    assert oct(files.client("client")[1].stat().st_mode & 0o777) == "0o600"
+
+
+def _handshake(files, user):
+    """A TLS handshake between a client trusting only the cluster's CA (presenting
+    ``user``'s certificate, if given) and a server with the broker's certificate (asking
+    for a client certificate of the CA when ``user`` is given)."""
+    import contextlib
+    import ssl
+
     client = ssl.create_default_context(cafile=str(files.ca))
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(str(files.broker))
+    if user:
+        certificate, key = files.client(user)
+        client.load_cert_chain(str(certificate), str(key))
+        server.verify_mode = ssl.CERT_REQUIRED
+        server.load_verify_locations(cafile=str(files.ca))
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     s_in, s_out = ssl.MemoryBIO(), ssl.MemoryBIO()
     c = client.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
@@ -234,9 +279,7 @@ def test_a_tls_cluster_listens_with_tls_and_its_own_certificates(tmp_path, secur
                 end.do_handshake()
         s_in.write(outgoing.read())
         incoming.write(s_out.read())
-    assert c.getpeercert()["subjectAltName"] == (("IP Address", "127.0.0.1"), ("DNS", "localhost"))
-    assert tls.ensure_certificates(tmp_path, "src") == files, "made once"
-    assert oct((tmp_path / "tls" / "broker.pem").stat().st_mode & 0o777) == "0o600"
+    return c, s
 
 
 def test_internal_plaintext_puts_the_brokers_on_a_listener_of_their_own():

@@ -2,8 +2,8 @@
 and at seeded random moments inside its steps, run again until it finishes, and then
 everything a user relies on compared with before.
 
-    .venv/bin/python bench/killpoints.py [--operation kraft|zk|reassign|migrate|all]
-        [--seed N] [--random K] [--rate 500]
+    .venv/bin/python bench/killpoints.py [--operation kraft|kraft-revert|zk|reassign|migrate|all]
+        [--seed N] [--random K] [--rate 500] [--controllers 3] [--revert-from roll2]
 
 For each operation, on a sandbox of its own in bench/.work/killpoints/<operation>, with an
 idempotent acks=all producer writing ``--rate`` numbered records/s and a consumer group
@@ -11,6 +11,8 @@ committing after every poll throughout:
 
 - kraft: a 3-broker ZooKeeper-mode Kafka 3.9.1 cluster to KRaft (`kraft migrate`, then
   `kraft finalize --yes`, each swept);
+- kraft-revert: the same cluster migrated to ``--revert-from`` (`kraft migrate --until`,
+  not killed), then back to ZooKeeper mode (`kraft revert --yes`, swept);
 - zk: the same cluster's ZooKeeper ensemble moved to a new one (`zk migrate`);
 - reassign: replication factor 2 -> 3 of the loaded topic and a heavy one (`reassign apply
   --max-moves 2 --wait`, rerun with `--resume`), then a throttled move cancelled (`reassign
@@ -61,9 +63,10 @@ from kmigrate.sandbox import manager  # noqa: E402
 from kmigrate.sandbox.jars import ensure_jars  # noqa: E402
 
 TOPIC, GROUP = "sweep-load", "sweep-group"
-OPERATIONS = ("kraft", "zk", "reassign", "migrate", "gateway")
+OPERATIONS = ("kraft", "kraft-revert", "zk", "reassign", "migrate", "gateway")
 SECURE = {"on": False}  # --secure: SASL/SCRAM sandboxes (SCRAM logins compared too)
 CONTROLLERS = {"kraft": 3}  # --controllers: the KRaft quorum `--operation kraft` plans
+REVERT_FROM = {"phase": "roll2"}  # --revert-from: the phase `kraft-revert` reverts from
 
 
 @dataclass
@@ -103,7 +106,8 @@ def _again(argv: list[str]) -> Callable[[], list[str]]:
     return lambda: argv
 
 
-def kraft_setup(directory: Path) -> Setup:
+def _kraft_planned(directory: Path) -> tuple[Path, ClusterConfig, userview.Passwords, Path]:
+    """A furnished, loaded 3-broker ZooKeeper-mode cluster and its KRaft plan."""
     manager.up(directory, manager.UpRequest(clusters=["legacy"], brokers=3, zookeeper="zk/kafka",
                                             nodes=1, secure=SECURE["on"]))  # fmt: skip
     config = directory / "clusters.yaml"
@@ -113,10 +117,39 @@ def kraft_setup(directory: Path) -> Setup:
     plan = directory / "kraft.yaml"
     _ok(kmigrate(config, "kraft", "plan", "--cluster", "legacy",
                  "--controllers", str(CONTROLLERS["kraft"]), "-o", str(plan)))  # fmt: skip
+    return config, cluster, passwords, plan
+
+
+def kraft_setup(directory: Path) -> Setup:
+    config, cluster, passwords, plan = _kraft_planned(directory)
     migrate = kmigrate(config, "kraft", "migrate", str(plan))
     finalize = kmigrate(config, "kraft", "finalize", str(plan), "--yes")
     commands = [Command(migrate, _again(migrate), 20.0), Command(finalize, _again(finalize), 15.0)]
     return Setup(directory, cluster, commands, passwords=passwords)
+
+
+def kraft_revert_setup(directory: Path) -> Setup:
+    """Migrated to REVERT_FROM (not killed), then reverted under the sweep: afterwards a
+    ZooKeeper-mode cluster again (every broker, no controller), everything as before."""
+    config, cluster, passwords, plan = _kraft_planned(directory)
+    phase = REVERT_FROM["phase"]
+    until = kmigrate(config, "kraft", "migrate", str(plan), "--until", phase)
+    revert = kmigrate(config, "kraft", "revert", str(plan), "--yes")
+    status = kmigrate(config, "kraft", "status", "--cluster", "legacy", "--json")
+
+    def back_in_zookeeper_mode() -> list[str]:
+        found = json.loads(_ok(status))
+        modes = set(found.get("brokers", {}).values())
+        if found.get("phase") == "reverted" and modes == {"zk"}:
+            return []
+        return [f"after the revert: phase {found.get('phase')}, broker modes {sorted(modes)}"]
+
+    def migrated() -> None:
+        _ok(until)
+
+    command = Command(revert, _again(revert), 15.0, before=migrated)
+    return Setup(directory, cluster, [command], passwords=passwords,
+                 checks=back_in_zookeeper_mode, notes={"revert_from": phase})  # fmt: skip
 
 
 def zk_setup(directory: Path) -> Setup:
@@ -257,7 +290,8 @@ def _setup(name: str, directory: Path) -> Setup:
         from killpoints_reassign import reassign_setup
 
         return reassign_setup(directory)
-    return {"kraft": kraft_setup, "zk": zk_setup}[name](directory)
+    setups = {"kraft": kraft_setup, "kraft-revert": kraft_revert_setup, "zk": zk_setup}
+    return setups[name](directory)
 
 
 def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
@@ -275,7 +309,7 @@ def run_operation(name: str, seed: int, inside: int, rate: int) -> dict:
             setup.close()
         manager.down(directory, purge=bool(result) and result["outcome"]["ok"], grace=10)
     result["outcome"]["minutes"] = round((time.monotonic() - started) / 60, 1)
-    if name == "kraft":
+    if name.startswith("kraft"):
         result["controllers"] = CONTROLLERS["kraft"]
     return result
 
@@ -311,6 +345,12 @@ def main() -> None:
     parser.add_argument(
         "--controllers", type=int, choices=(1, 3, 5), default=3, help="KRaft quorum (kraft)"
     )
+    parser.add_argument(
+        "--revert-from",
+        choices=("controllers", "roll1", "dual-write", "roll2"),
+        default="roll2",
+        help="the phase kraft-revert migrates to before the swept revert",
+    )
     parser.add_argument("--table", type=Path, help="print a results file's table and stop")
     args = parser.parse_args()
     if args.table:
@@ -318,6 +358,7 @@ def main() -> None:
         return
     SECURE["on"] = args.secure
     CONTROLLERS["kraft"] = args.controllers
+    REVERT_FROM["phase"] = args.revert_from
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the sandbox stopped on the way out
     print(f"seed {args.seed} (replay with --seed {args.seed})", flush=True)
     names = OPERATIONS if args.operation == "all" else (args.operation,)

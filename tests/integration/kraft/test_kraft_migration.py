@@ -58,6 +58,9 @@ CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
 # each roll's step boundaries (progress lines) a kill is drawn from
 ROLL = ["phase {r}", "{r}: restarting broker 1", "{r}: broker 1", "{r}: restarting broker 2"]
+# a revert from roll 2: brokers back to migration mode, the controllers gone, then to ZooKeeper
+REVERT = [None, "revert: restarting broker 2", "revert: controller 3001", "revert: znodes",
+          "revert: restarting broker 1 into zk"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +153,11 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
     sandbox: Path, tmp_path: Path
 ) -> None:
     """Three controllers (kmigrate's own principal on their listener), `kraft migrate`
-    killed in roll 1 and resumed to dual-write, then KAFKA-20488: the quorum loses its
-    majority for a while and comes back with an epoch far above ZooKeeper's; a topic
-    with two replicas is made then, and the cluster reverted. The ZooKeeper-mode
+    killed in roll 1 and resumed through roll 2 (every broker a KRaft broker, the
+    furthest a revert starts from), then KAFKA-20488: the quorum loses its majority for
+    a while and comes back with an epoch far above ZooKeeper's; a topic with two
+    replicas is made then, and the cluster reverted, `kraft revert` killed at a seeded
+    moment and run again. The ZooKeeper-mode
     controller must then lead above that epoch: when a partition's leader stops, it
     elects the other replica (without the revert lifting `/controller_epoch`, it
     refuses partitions "written by another controller" and the partition stays
@@ -167,20 +172,26 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
         before = snapshot.take(admin)
     with live.traffic(kafka, BROKERS) as (topic, traffic, group):
         _killed_in(config, log, "roll1", rng, "migrate", str(plan))
-        resumed = live.kraft(config, "migrate", str(plan), "--until", "dual-write")
+        resumed = live.kraft(config, "migrate", str(plan), "--until", "roll2")
         assert resumed.returncode == 0, resumed.stderr
         connect = load_plan(plan).zookeeper_connect
         found = Znodes.read(connect)
         assert found.controller_id in (3000, 3001, 3002) and found.metadata_offset >= 0
+        status = json.loads(live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
+        assert set(status["brokers"].values()) == {"kraft"}, status
 
         kraft_epoch = quorum.strand(sandbox, CLUSTER, connect)
         electable = unique("epoch")
         with ClusterAdmin(kafka) as admin:  # its partition states carry the KRaft epoch
             admin.create_topic(electable, 2, replication_factor=BROKERS)
+        point = choose(rng, REVERT, span_s=6.0)
+        kill_at_point(kmigrate(config, "kraft", "revert", str(plan), "--yes"), log, point,
+                      timeout_s=240)  # fmt: skip
         reverted = live.kraft(config, "revert", str(plan), "--yes")
         assert reverted.returncode == 0, reverted.stderr
         assert "runs in ZooKeeper mode as before" in reverted.stderr
-        assert "(KAFKA-20488)" in reverted.stderr
+        said = reverted.stderr + log.read_text()
+        assert "(KAFKA-20488)" in said, said[-3000:]
     live.exactly_once(kafka, topic, traffic, group)
 
     zk_epoch, no_kraft = quorum.epochs(connect)

@@ -3,26 +3,30 @@ listener (SCRAM-SHA-512 for clients and between brokers), Kafka's AclAuthorizer 
 allow.everyone.if.no.acl.found=false and `admin` its only super user (`sandbox up
 --zookeeper ... --secure`).
 
-Three controllers: the plan holds no password and no anonymous super user (controllers
+Five controllers: the plan holds no password and no anonymous super user (controllers
 and brokers authenticate each other as `admin`, a super user, so the quorum elects);
 SCRAM logins work throughout (the plain user
 `client` writes and its group reads all along, each as its ACLs allow); after finalize
 the user may still write only where an ACL lets it, Kafka's own tool logs in, and every
-acknowledged record was read once.
+acknowledged record was read once; Kafka's MetadataQuorumCommand finds the five
+controllers the quorum's voters.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.helpers import run_cli, unique
+from harness.helpers import java_on, run_cli, unique
 from kmigrate.config import load_settings
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.sandbox.clusters_yaml import cluster_config, load_passwords
+from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState, load_state
 from tests.integration.kraft import live, scram
@@ -59,7 +63,7 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     with ClusterAdmin(admin_config) as admin:
         scram.grants(admin, topic, closed, group)
     plan = tmp_path / "kraft.yaml"
-    code, said = _kraft(sandbox, "plan", "--cluster", CLUSTER, "--controllers", "3",
+    code, said = _kraft(sandbox, "plan", "--cluster", CLUSTER, "--controllers", "5",
                         "-o", str(plan), "--probe-as", AS_CLIENT)  # fmt: skip
     assert code == 0, said
     text = plan.read_text()
@@ -102,7 +106,25 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     scram.tools_log_in(sandbox, CLUSTER, passwords[ADMIN_USER], topic, tmp_path)
     assert _kraft(sandbox, "status", "--cluster", CLUSTER)[0] == 0
     cluster = load_state(sandbox.directory).clusters[CLUSTER]
-    assert len(cluster.controllers) == 3
+    assert len(cluster.controllers) == 5
     for node in cluster.controllers:  # the quorum elected as the admin: nobody added
         controller = controller_properties(sandbox.directory, cluster, node).read_text()
         assert "ANONYMOUS" not in controller and "super.users=User:admin\n" in controller
+    assert _voters(sandbox, tmp_path / "right.properties") == {
+        c.node_id for c in cluster.controllers
+    }
+
+
+def _voters(state: SandboxState, properties: Path) -> set[int]:
+    """The quorum's voters as Kafka's MetadataQuorumCommand (`kafka-metadata-quorum.sh
+    describe --status`) lists them, logged in as the admin (scram.tools_log_in wrote
+    ``properties``)."""
+    done = subprocess.run(
+        [*java_on(ensure_jars("3.9.1")), "-Xmx256m", "org.apache.kafka.tools.MetadataQuorumCommand",
+         "--bootstrap-server", state.clusters[CLUSTER].bootstrap_servers,
+         "--command-config", str(properties), "describe", "--status"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (voters,) = [line for line in done.stdout.splitlines() if line.startswith("CurrentVoters:")]
+    return {int(i) for i in re.findall(r'"id": ?(\d+)', voters)}

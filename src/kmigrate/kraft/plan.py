@@ -9,7 +9,7 @@ The plan is a YAML document an operator reviews; `kraft migrate` runs it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -239,15 +239,18 @@ def plan_kraft(
     login = user or trust.controller_user
     if trust.controller_user and not controller_secret_file:
         raise ConfigError("the plan needs the controller principal's secret file")
+    tls = _protocol_of(sample) == "SASL_SSL"  # SSL alone: trust.certificate
     protocol_map = _with_controller(
         sample.protocol_map or f"{listener}:{listener}",
-        "SSL" if trust.certificate else "SASL_PLAINTEXT" if login else "PLAINTEXT",
+        "SSL" if trust.certificate else _sasl_protocol(tls) if login else "PLAINTEXT",
     )
     mechanism = sample.inter_broker_mechanism or "GSSAPI"
     if user:
-        secured = sasl.controller_side(user, listener, mechanism)
+        # SASL_SSL: the controllers trust the brokers' listener and serve theirs with the
+        # brokers' certificate, so PLAIN's password never crosses the network in clear
+        secured = sasl.controller_side(user, listener, mechanism) | (_stores(view) if tls else {})
     elif trust.certificate:
-        secured = _by_certificate(view)
+        secured = _stores(view) | {"listener.name.controller.ssl.client.auth": "required"}
     else:
         secured = sasl.controller_listener(login) if login else {}
     to_controllers = sasl.broker_side(login) if login else {}
@@ -333,7 +336,8 @@ def trust_of(
     ]
     user = _sasl_user(view, sasl_user)
     principal = certificate_principal if talks_ssl(view) else None
-    return controller_trust(view.name, rules, hidden_values or {}, user, voters, principal)
+    trust = controller_trust(view.name, rules, hidden_values or {}, user, voters, principal)
+    return replace(trust, tls=_protocol_of(view.brokers[0]) == "SASL_SSL")
 
 
 def talks_ssl(view: ClusterView) -> bool:
@@ -341,16 +345,21 @@ def talks_ssl(view: ClusterView) -> bool:
     return _protocol_of(view.brokers[0]) == "SSL"
 
 
-def _by_certificate(view: ClusterView) -> dict[str, str]:
-    """A controller's SSL settings: the brokers' key and trust stores, and client
-    certificates asked for on the controller listener (so brokers and controllers are
-    the certificate's principal there, never ANONYMOUS)."""
+def _sasl_protocol(tls: bool) -> str:
+    return "SASL_SSL" if tls else "SASL_PLAINTEXT"
+
+
+def _stores(view: ClusterView) -> dict[str, str]:
+    """A controller's SSL settings where the brokers talk TLS: their key and trust
+    stores (and mapping rules). With SSL alone, the controller listener asks for client
+    certificates too (so brokers and controllers are the certificate's principal there,
+    never ANONYMOUS)."""
     sample = view.brokers[0]
     found = dict(sample.ssl_settings)
     if sample.ssl_hidden:
         raise ConflictError(
             f"cluster '{view.name}': broker {sample.broker_id} sets {sample.ssl_hidden[0]}, "
-            "which Kafka does not show; kmigrate migrates SSL clusters whose key and trust "
+            "which Kafka does not show; kmigrate migrates TLS clusters whose key and trust "
             "stores need no password so far (PEM files, as `sandbox up --tls` writes)"
         )
     if "ssl.keystore.location" not in found:
@@ -365,7 +374,7 @@ def _by_certificate(view: ClusterView) -> dict[str, str]:
                 "their ssl.keystore/ssl.truststore settings; the controllers present one "
                 "certificate: make them equal first"
             )
-    return found | {"listener.name.controller.ssl.client.auth": "required"}
+    return found
 
 
 def _sasl_user(view: ClusterView, given: str | None) -> str | None:
@@ -428,13 +437,14 @@ def _check_broker(view: ClusterView, b: BrokerView) -> None:
             f"{view.brokers[0].inter_broker_listener}: make them equal first"
         )
     protocol = _protocol_of(b)
-    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT", "SSL"):
+    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL"):
         raise ConflictError(
             f"cluster '{view.name}': broker {b.broker_id}'s inter-broker listener "
-            f"{b.inter_broker_listener} is {protocol}; kmigrate migrates PLAINTEXT, "
-            "SASL_PLAINTEXT and SSL clusters only so far"
+            f"{b.inter_broker_listener} is {protocol}, which is no security protocol "
+            "Kafka knows; name PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL in "
+            "listener.security.protocol.map"
         )
-    if protocol == "SASL_PLAINTEXT" and b.inter_broker_mechanism not in SASL_MECHANISMS:
+    if protocol.startswith("SASL_") and b.inter_broker_mechanism not in SASL_MECHANISMS:
         raise ConflictError(
             f"cluster '{view.name}': broker {b.broker_id} authenticates inter-broker traffic "
             f"with {b.inter_broker_mechanism or 'GSSAPI'}; kmigrate migrates "

@@ -1,7 +1,7 @@
 """How KRaft controllers and brokers authenticate each other (pure). When the brokers' own
 inter-broker listener uses SASL, the controllers speak to the brokers on that listener
 with its mechanism, and the brokers reach the controllers on a SASL_PLAINTEXT controller
-listener with PLAIN, both as one user (the one clusters.yaml gives kmigrate for the
+listener (SASL_SSL where the brokers talk SASL_SSL) with PLAIN, both as one user (the one clusters.yaml gives kmigrate for the
 cluster, an inter-broker user's peer). When they talk PLAINTEXT but the controllers need
 a super user to reach them (kraft.trust), only the controller listener is SASL_PLAINTEXT,
 with kmigrate's own controller principal and a secret generated for it. PLAIN keeps its

@@ -66,6 +66,7 @@ class Trust:
     controller_user: str | None  # set: kmigrate's own principal on the controller listener
     authorizer: dict[str, str]  # the controllers' authorizer settings ({}: none)
     certificate: bool = False  # the principal is the brokers' certificate's (SSL)
+    tls: bool = False  # the brokers talk SASL_SSL: so does the controller listener
 
     @property
     def shape(self) -> str:
@@ -84,7 +85,8 @@ class Trust:
             )
         if self.principal == ANONYMOUS:
             return "the controller listener is PLAINTEXT; brokers reach it as User:ANONYMOUS"
-        return f"the controller listener is SASL_PLAINTEXT; the nodes log in as {self.principal}"
+        protocol = "SASL_SSL" if self.tls else "SASL_PLAINTEXT"
+        return f"the controller listener is {protocol}; the nodes log in as {self.principal}"
 
     @property
     def _super(self) -> bool:

@@ -20,6 +20,7 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox.clusters_yaml import password_variable
 from kmigrate.sandbox.jars import ensure_jars
 from kmigrate.sandbox.state import ADMIN_USER, CLIENT_USER, SandboxState
+from kmigrate.sandbox.tls import tls_files
 
 
 def with_client(state: SandboxState, cluster: str) -> Path:
@@ -62,15 +63,20 @@ def writes(client: ClusterConfig, topic: str) -> bool:
 def tools_log_in(
     state: SandboxState, cluster: str, password: str, topic: str, tmp_path: Path
 ) -> None:
-    """Kafka's own TopicCommand logs in with SCRAM on the KRaft cluster; a wrong password
-    is refused."""
+    """Kafka's own TopicCommand logs in with SCRAM on the KRaft cluster (over TLS where the
+    cluster talks it); a wrong password is refused."""
     jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required"
-    bootstrap = state.clusters[cluster].bootstrap_servers
+    found = state.clusters[cluster]
+    trust = ""
+    if found.tls:  # SASL_SSL: the cluster's CA as a PEM trust store
+        ca = tls_files(state.directory / cluster).ca
+        trust = f"ssl.truststore.type=PEM\nssl.truststore.location={ca}\n"
     for name, secret in (("right", password), ("wrong", "not-the-Password-42")):
         (tmp_path / f"{name}.properties").write_text(
-            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+            f"security.protocol={found.listener}\nsasl.mechanism=SCRAM-SHA-512\n{trust}"
             f'sasl.jaas.config={jaas} username="{ADMIN_USER}" password="{secret}";\n'
         )
+    bootstrap = found.bootstrap_servers
     runs = {name: _topic_command(bootstrap, tmp_path / f"{name}.properties")
             for name in ("right", "wrong")}  # fmt: skip
     assert runs["right"].returncode == 0 and topic in runs["right"].stdout.split()

@@ -1,10 +1,12 @@
-"""A secure ZooKeeper-mode cluster taken to KRaft by `kmigrate kraft`: one SASL_PLAINTEXT
-listener (SCRAM-SHA-512 for clients and between brokers), Kafka's AclAuthorizer with
-allow.everyone.if.no.acl.found=false and `admin` its only super user (`sandbox up
---zookeeper ... --secure`).
+"""A secure ZooKeeper-mode cluster taken to KRaft by `kmigrate kraft`: one SASL_SSL
+listener (SCRAM-SHA-512 over TLS for clients and between brokers), Kafka's AclAuthorizer
+with allow.everyone.if.no.acl.found=false and `admin` its only super user (`sandbox up
+--zookeeper ... --secure --tls`).
 
 Five controllers: the plan holds no password and no anonymous super user (controllers
-and brokers authenticate each other as `admin`, a super user, so the quorum elects);
+and brokers authenticate each other as `admin`, a super user, so the quorum elects),
+and the controller listener is SASL_SSL with the brokers' certificate, so the PLAIN
+password between nodes never crosses the network in clear;
 SCRAM logins work throughout (the plain user
 `client` writes and its group reads all along, each as its ACLs allow); after finalize
 the user may still write only where an ACL lets it, Kafka's own tool logs in, and every
@@ -39,8 +41,8 @@ AS_CLIENT = "vaultzk-as-client"
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxState]:
     directory = tmp_path_factory.mktemp("kraft-secure")
-    up = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk/kafka",
-                 "--nodes", "1", "--cluster", CLUSTER, "--secure", timeout=600)  # fmt: skip
+    up = run_cli("sandbox", "up", "--dir", str(directory), "--zookeeper", "zk/kafka", "--nodes",
+                 "1", "--cluster", CLUSTER, "--secure", "--tls", timeout=600)  # fmt: skip
     try:
         assert up.code == 0, up.stderr
         yield load_state(directory.resolve())
@@ -110,6 +112,7 @@ def test_a_secure_zookeeper_cluster_migrates_with_scram_logins_throughout(
     for node in cluster.controllers:  # the quorum elected as the admin: nobody added
         controller = controller_properties(sandbox.directory, cluster, node).read_text()
         assert "ANONYMOUS" not in controller and "super.users=User:admin\n" in controller
+        assert ",CONTROLLER:SASL_SSL\n" in controller
     assert _voters(sandbox, tmp_path / "right.properties") == {
         c.node_id for c in cluster.controllers
     }

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.kraft.plan import MIGRATION_FLAG, BrokerView, ClusterView, parse_plan, plan_kraft
+from kmigrate.kraft.plan import (
+    MIGRATION_FLAG,
+    BrokerView,
+    ClusterView,
+    parse_plan,
+    plan_kraft,
+    trust_of,
+)
 from kmigrate.kraft.sasl import SECRET
 from kmigrate.kraft.snapshot import Snapshot, differences
 from kmigrate.kraft.trust import (
@@ -187,7 +194,7 @@ def test_a_quorum_the_brokers_cannot_give_a_super_user_gets_a_controller_princip
      (_broker(2, migration_enabled=True), "already has zookeeper.metadata.migration.enable"),
      (_broker(2, inter_broker_listener="INTERNAL", protocol_map="INTERNAL:PLAINTEXT"),
       "broker 2 uses inter.broker.listener.name=INTERNAL"),
-     (_broker(2, protocol_map="PLAINTEXT:SASL_SSL"), "is SASL_SSL"),
+     (_broker(2, protocol_map="PLAINTEXT:TLS"), "is TLS, which is no security protocol"),
      (_broker(2, authorizer="com.example.Custom"), "authorizer.class.name=com.example.Custom")],
 )  # fmt: skip
 def test_what_the_guide_forbids_is_refused_by_name(broker: BrokerView, says: str) -> None:
@@ -267,6 +274,31 @@ def test_nodes_of_a_sasl_cluster_authenticate_each_other_and_no_password_is_plan
     kerberos = replace(_sasl_view().brokers[1], inter_broker_mechanism="GSSAPI")
     with pytest.raises(ConflictError, match="with GSSAPI"):
         plan_kraft(_view(_sasl_view().brokers[0], kerberos), CONTROLLERS, CONNECT, hidden, "x")
+
+
+def test_nodes_of_a_sasl_ssl_cluster_log_in_over_tls() -> None:
+    """SASL_SSL between brokers: the controller listener is SASL_SSL, and controllers
+    serve it and reach the brokers with the brokers' key and trust stores, so PLAIN's
+    password never crosses the network in clear; no client certificate is asked for."""
+    tls = {"inter_broker_listener": "SASL_SSL", "protocol_map": "SASL_SSL:SASL_SSL",
+           "inter_broker_mechanism": "SCRAM-SHA-512", "hidden": (ALLOW_EVERYONE, SUPER_USERS),
+           "ssl_settings": _SSL["ssl_settings"]}  # fmt: skip
+    view = _view(*(_broker(i, **tls) for i in (1, 2)))
+    hidden = {ALLOW_EVERYONE: "false", SUPER_USERS: "User:admin"}
+    plan = plan_kraft(view, CONTROLLERS, CONNECT, hidden, "admin")
+    controller = plan.controller_properties(3000)
+    assert controller["listener.security.protocol.map"] == "SASL_SSL:SASL_SSL,CONTROLLER:SASL_SSL"
+    assert controller["ssl.truststore.location"] == "/tls/ca.pem"
+    assert controller["ssl.keystore.location"] == "/tls/broker.pem"
+    assert "listener.name.controller.ssl.client.auth" not in controller
+    assert "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config" in controller
+    who = trust_of(view, 3, hidden, "admin").shape
+    assert who == "the controller listener is SASL_SSL; the nodes log in as User:admin"
+    migrating = plan.roll1.applied({"listener.security.protocol.map": "SASL_SSL:SASL_SSL"})
+    assert migrating["listener.security.protocol.map"].endswith(",CONTROLLER:SASL_SSL")
+    locked = _view(*(_broker(i, **tls, ssl_hidden=("ssl.truststore.password",)) for i in (1, 2)))
+    with pytest.raises(ConflictError, match=r"sets ssl\.truststore\.password"):
+        plan_kraft(locked, CONTROLLERS, CONNECT, hidden, "admin")
 
 
 def test_quotas_are_compared_once_both_snapshots_read_them() -> None:

@@ -1,12 +1,13 @@
 """How KRaft controllers and brokers authenticate each other (pure). When the brokers' own
 inter-broker listener uses SASL, the controllers speak to the brokers on that listener
 with its mechanism, and the brokers reach the controllers on a SASL_PLAINTEXT controller
-listener (SASL_SSL where the brokers talk SASL_SSL) with PLAIN, both as one user (the one clusters.yaml gives kmigrate for the
-cluster, an inter-broker user's peer). When they talk PLAINTEXT but the controllers need
-a super user to reach them (kraft.trust), only the controller listener is SASL_PLAINTEXT,
-with kmigrate's own controller principal and a secret generated for it. PLAIN keeps its
-credentials in the nodes' own configuration: controllers cannot check SCRAM credentials,
-which live in the metadata they serve.
+listener (SASL_SSL where the brokers talk SASL_SSL) with PLAIN, both as one user (the
+one clusters.yaml gives kmigrate for the cluster, an inter-broker user's peer). When
+they talk PLAINTEXT but the controllers need a super user to reach them (kraft.trust),
+only the controller listener is SASL_PLAINTEXT, with kmigrate's own controller principal
+and a secret generated for it. PLAIN keeps its credentials in the nodes' own
+configuration: controllers cannot check SCRAM credentials, which live in the metadata
+they serve.
 
 A plan holds :data:`SECRET` where the password goes; it is put in only when a node's
 configuration is written (the plan, the store and the journal never hold it)."""

@@ -25,6 +25,8 @@ from kmigrate.kafka.retry import condition_of, is_transient
 
 _UNREACHABLE = {
     KafkaError._TRANSPORT,
+    # a request to a broker that went away, whose handle librdkafka dropped meanwhile
+    KafkaError._DESTROY_BROKER,
     KafkaError._TIMED_OUT,
     KafkaError._ALL_BROKERS_DOWN,
     KafkaError._RESOLVE,

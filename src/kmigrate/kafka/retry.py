@@ -52,6 +52,7 @@ TRANSIENT_BROKER_CODES = frozenset(
 TRANSIENT_CLIENT_CODES = frozenset(
     {
         KafkaError._TRANSPORT,
+        KafkaError._DESTROY_BROKER,  # the broker a request was for went away
         KafkaError._ALL_BROKERS_DOWN,
         KafkaError._TIMED_OUT,
         KafkaError._TIMED_OUT_QUEUE,
@@ -98,6 +99,7 @@ _CONDITIONS = {
     KafkaError.NOT_ENOUGH_REPLICAS: "not enough in-sync replicas",
     KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND: "not enough in-sync replicas",
     KafkaError._TRANSPORT: "broker connection failed",
+    KafkaError._DESTROY_BROKER: "broker went away",
     KafkaError._ALL_BROKERS_DOWN: "no broker reachable",
     KafkaError._RESOLVE: "broker address does not resolve",
     KafkaError._TIMED_OUT: "request timed out",

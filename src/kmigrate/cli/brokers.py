@@ -3,7 +3,8 @@ draining or electing leaders, planned and applied as `kmigrate reassign` does.
 
 Broker ids and --throttle are checked before a cluster is contacted; `brokers add` and
 `brokers drain` show what they would change and go ahead only with --yes (or a "y" on a
-terminal)."""
+terminal). As in cli/reassign.py, what reads and moves replicas is imported by the
+commands that use it: `kmigrate brokers --help` should not load the Kafka clients."""
 
 from __future__ import annotations
 
@@ -23,8 +24,6 @@ from kmigrate.cli.reassign import (
     plan_for,
     print_summary,
 )
-from kmigrate.reassign import applied, plan_file
-from kmigrate.reassign.brokers import broker_rows, imbalance
 from kmigrate.reassign.planner import Goal
 from kmigrate.reassign.throttles import parse_rate
 
@@ -40,6 +39,8 @@ def brokers_group() -> None:
 @pass_app
 def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Per broker: rack, replicas, leaders, preferred leaders, bytes on disk, alive."""
+    from kmigrate.reassign.brokers import broker_rows, imbalance
+
     cluster = app.settings.cluster(cluster_name)
     with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
         rows = broker_rows(admin, kafka)
@@ -75,6 +76,8 @@ def brokers_list(app: AppContext, cluster_name: str, as_json: bool) -> None:
 def _plan_and_apply(
     app: AppContext, cluster_name: str, goal: Goal, throttle: int | None, flags: Confirm
 ) -> None:
+    from kmigrate.reassign import plan_file
+
     result = plan_for(app, cluster_name, goal)
     answer: dict[str, object] = {"cluster": cluster_name, "goal": goal.describe()}
     answer |= plan_file.summary(result)
@@ -150,6 +153,8 @@ def brokers_elect(
     app: AppContext, cluster_name: str, preferred: bool, topics: str | None, as_json: bool
 ) -> None:
     """Move leadership back to each partition's preferred (first) replica."""
+    from kmigrate.reassign import applied
+
     cluster = app.settings.cluster(cluster_name)
     with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
         count = applied.elect_preferred(admin, kafka, topics)

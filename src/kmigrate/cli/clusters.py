@@ -1,10 +1,15 @@
-"""`kmigrate clusters list | describe | check`."""
+"""`kmigrate clusters list | describe | check`.
+
+The inventory and the preflight (and with them the Kafka client) are imported by the
+commands that ask the clusters: `kmigrate clusters --help` loads this module and should
+not load them.
+"""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,11 +17,12 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import groups_option, json_option, topics_option
 from kmigrate.errors import AuthorizationError, ClusterError, ConfigError
-from kmigrate.inventory.cluster import cluster_info
 from kmigrate.jsonable import to_jsonable
-from kmigrate.preflight.check import ClusterReport, check_cluster
 from kmigrate.preflight.needs import ROLES, role_status
-from kmigrate.preflight.schema_registry import RegistryReport, check_registry
+
+if TYPE_CHECKING:
+    from kmigrate.preflight.check import ClusterReport
+    from kmigrate.preflight.schema_registry import RegistryReport
 
 
 @click.group("clusters")
@@ -61,6 +67,8 @@ def list_clusters(app: AppContext, as_json: bool) -> None:
 @pass_app
 def describe(app: AppContext, name: str, as_json: bool) -> None:
     """Brokers (with racks), controller and cluster id of cluster NAME."""
+    from kmigrate.inventory.cluster import cluster_info
+
     with app.workspace.admin(name) as admin:
         info = cluster_info(admin)
     if as_json:
@@ -97,6 +105,9 @@ def check(
     mirror target, group moves, reassign, gateway backend), as Kafka reports them; and
     whether the Schema Registry a cluster names answers (its mode and subjects).
     Only describes; changes nothing. Exit 3 names what is missing or unreachable."""
+    from kmigrate.preflight.check import check_cluster
+    from kmigrate.preflight.schema_registry import check_registry
+
     chosen = list(dict.fromkeys(names)) or list(app.settings.clusters)
     if not chosen:
         raise ConfigError(f"{app.settings.path}: no Kafka clusters under 'clusters:' to check")

@@ -1,16 +1,23 @@
-"""What every command may need; settings are loaded only when a command asks for them."""
+"""What every command may need; settings are loaded only when a command asks for them.
+
+The settings model and the workspace (which imports every adapter: the Kafka, ZooKeeper
+and SQL clients) are imported on first use too: every command module imports this one,
+and `kmigrate GROUP --help` should not pay a second of imports it never uses.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kmigrate.config import ClusterConfig, Settings, load_settings
 from kmigrate.errors import ConfigError
-from kmigrate.workspace import Workspace
+
+if TYPE_CHECKING:
+    from kmigrate.config import ClusterConfig, Settings
+    from kmigrate.workspace import Workspace
 
 
 class AppContext:
@@ -22,6 +29,8 @@ class AppContext:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from kmigrate.config import load_settings
+
             self._settings = load_settings(self.config_path)
         return self._settings
 
@@ -29,6 +38,8 @@ class AppContext:
     def workspace(self) -> Workspace:
         """The clusters, store, registries and Spark the settings name, opened on demand."""
         if self._workspace is None:
+            from kmigrate.workspace import Workspace
+
             self._workspace = Workspace(self.settings)
         return self._workspace
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from kmigrate.cli.options import json_option
-from kmigrate.config import sandbox_dir
 
 
 @click.command("demo")
@@ -35,5 +34,6 @@ def command(directory: Path | None, rate: float, via_gateway: bool, as_json: boo
     """Migrate a live topic and its consumer group between two local clusters, consumers
     first, through promote and retire, while a producer and a consumer keep running."""
     from kmigrate.cli.demo_run import run  # the scenario: only when the demo runs
+    from kmigrate.config import sandbox_dir
 
     run(directory or sandbox_dir(), rate, via_gateway, as_json)

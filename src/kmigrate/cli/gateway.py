@@ -3,7 +3,8 @@ Kafka-protocol gateway and the partitions it moves between backends.
 
 The gateway's control code (kmigrate.gateway.control.command) pulls in the protocol
 library (kio, half a second or more): it is imported inside each command, so `--help`
-and a refused command line never pay for it."""
+and a refused command line never pay for it. So is its shared state (the ZooKeeper
+client): `kmigrate gateway --help` loads no client library."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,11 +31,13 @@ from kmigrate.cli.options import (
     json_option,
     require,
 )
-from kmigrate.config import ClientsConfig, Settings
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.placement import Instance
-from kmigrate.gateway.control.shared_state import Setup, setup_of
 from kmigrate.serve.security import is_loopback
+
+if TYPE_CHECKING:
+    from kmigrate.config import ClientsConfig, Settings
+    from kmigrate.gateway.control.shared_state import Setup
 
 
 @click.group("gateway")
@@ -91,6 +94,8 @@ def start(
 ) -> None:
     """Run one gateway instance until SIGTERM or Ctrl-C. With --json, its address and
     pid (and with --detach its log) as one JSON object on stdout."""
+    from kmigrate.gateway.control.shared_state import setup_of
+
     host, port = host_port(listen, "--listen")
     http = host_port(http_listen, "--http-listen") if http_listen else None
     settings = app.settings
@@ -210,6 +215,8 @@ def _detach(
 @pass_app
 def status(app: AppContext, routes: str | None, as_json: bool) -> None:
     """The live instances and the routing table."""
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(app.settings, routes)
     from kmigrate.gateway.control import command
 
@@ -259,6 +266,8 @@ def route_set(
     chosen = partition_numbers(partitions) if partitions is not None else None
     settings = app.settings
     settings.cluster(cluster_name)
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(settings, routes)
     from kmigrate.gateway.control import command
 
@@ -301,6 +310,8 @@ def route_default(
         raise ConfigError("give --cluster CLUSTER or --clear")
     if cluster_name is not None:
         app.settings.cluster(cluster_name)
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(app.settings, routes)
     from kmigrate.gateway.control import command
 
@@ -329,6 +340,8 @@ def route_delete(
     data stays on the backend). Shows the route first; removes it only with --yes or a
     "y" on a terminal."""
     check_topic_name(topic)
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(app.settings, routes)
     from kmigrate.gateway.control import command
 
@@ -405,6 +418,8 @@ def _cluster(given: str | None, old: str | None, name: str) -> str:
 
 
 def _shield(settings: Settings, cluster: str, routes: str | None, on: bool, as_json: bool) -> None:
+    from kmigrate.gateway.control.shared_state import setup_of
+
     settings.cluster(cluster)  # a name clusters.yaml knows
     setup_of(settings, routes)  # a gateway to change
     from kmigrate.gateway.control import command

@@ -1,7 +1,7 @@
 """`kmigrate gateway migrate | migrations`: partitions moved between the gateway's
 backends while clients keep using it; and what every gateway command shares (`--routes`,
 `--partitions`). Like cli/gateway.py, the control code (and its protocol library, kio)
-is imported inside the commands only."""
+and the shared state (the ZooKeeper client) are imported inside the commands only."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from kmigrate.cli.options import (
 )
 from kmigrate.errors import ConfigError
 from kmigrate.gateway.control.partition_moves import held_text
-from kmigrate.gateway.control.shared_state import setup_of
 
 # kmigrate.gateway.control.mover.FENCE_TIMEOUT_S, without importing the mover (kio).
 FENCE_TIMEOUT = "20s"
@@ -106,6 +105,8 @@ def migrate(
     check_topic_name(topic)
     chosen = partition_numbers(partitions)
     app.settings.cluster(target)
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(app.settings, routes)
     setup.home()  # refused before anything else is looked at
     from kmigrate.gateway.control import command
@@ -135,6 +136,8 @@ def migrate(
 @pass_app
 def migrations(app: AppContext, routes: str | None, as_json: bool) -> None:
     """Every partition migration: its record and where its offsets are served from."""
+    from kmigrate.gateway.control.shared_state import setup_of
+
     setup = setup_of(app.settings, routes)
     from kmigrate.gateway.control import command
 

@@ -1,16 +1,19 @@
-"""`kmigrate groups translate | migrate | sync`: consumer groups across a link."""
+"""`kmigrate groups translate | migrate | sync`: consumer groups across a link.
+
+The use cases are imported by the commands that run them: `kmigrate groups --help`
+loads this module and should not load the Kafka clients or the store.
+"""
 
 from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kmigrate.cli import outages, render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.groups_many import migrate_many
 from kmigrate.cli.options import (
     confirm,
     confirm_options,
@@ -23,15 +26,15 @@ from kmigrate.cli.options import (
 from kmigrate.cli.render import wait_bar
 from kmigrate.cli.signals import stop_on_signals
 from kmigrate.errors import ConfigError
-from kmigrate.groups.by_timestamp import translate_by_timestamp
-from kmigrate.groups.migrate import MigrateResult, migrate_group
-from kmigrate.groups.plan import GroupPlan, plan_group
-from kmigrate.groups.report import migrate_json, plan_json, view_json
-from kmigrate.groups.sync import SyncRound, follow
 from kmigrate.groups.translation import PartitionTranslation
-from kmigrate.groups.view import GroupView, view_group
 from kmigrate.jsonable import to_jsonable
 from kmigrate.model.links import Link, compile_topics
+
+if TYPE_CHECKING:
+    from kmigrate.groups.migrate import MigrateResult
+    from kmigrate.groups.plan import GroupPlan
+    from kmigrate.groups.sync import SyncRound
+    from kmigrate.groups.view import GroupView
 
 link_option = click.option("--link", "link_name", metavar="LINK", help="Link whose map to use.")
 group_option = click.option("--group", "group_id", required=True, metavar="GROUP", help="Group id.")
@@ -79,6 +82,8 @@ def translate(
     reached (failover) it uses the last commit kmigrate saw and says how many records
     may repeat. With --by-timestamp it is approximate, with a bound per partition.
     """
+    from kmigrate.groups.plan import plan_group
+
     check_group_id(group_id)
     if by_timestamp:
         _translate_by_timestamp(app, link_name, group_id, source, target, as_json)
@@ -100,6 +105,10 @@ def _translate_by_timestamp(
     target: str | None,
     as_json: bool,
 ) -> None:
+    from kmigrate.groups.by_timestamp import translate_by_timestamp
+    from kmigrate.groups.report import view_json
+    from kmigrate.groups.view import view_group
+
     if link_name:
         link = app.workspace.link(link_name)
         source, target = source or link.source, target or link.target
@@ -128,6 +137,8 @@ def _translate_by_timestamp(
 
 
 def _show_plan(plan: GroupPlan, as_json: bool) -> None:
+    from kmigrate.groups.report import plan_json
+
     if as_json:
         render.print_json(plan_json(plan))
         return
@@ -200,6 +211,10 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
     nothing). It refuses, writing nothing, while the group has members on either side
     or a position is not mirrored. With --groups REGEX it moves many groups at once.
     """
+    from kmigrate.cli.groups_many import migrate_many
+    from kmigrate.groups.migrate import migrate_group
+    from kmigrate.groups.report import migrate_json
+
     if opts["group_id"] is not None and opts["groups"] is not None:
         raise click.UsageError("pass --group GROUP or --groups REGEX, not both")
     if opts["groups"] is not None:
@@ -238,6 +253,8 @@ def migrate(app: AppContext, /, **opts: Any) -> None:
 
 
 def _show_migrate(result: MigrateResult, as_json: bool, *, shown: bool = False) -> None:
+    from kmigrate.groups.report import migrate_json
+
     plan = result.plan
     if as_json:
         render.print_json(migrate_json(result))
@@ -278,6 +295,8 @@ def sync(
     there since the last sync, are left alone (and reported). A cluster that stops
     answering (a coordinator restarting) is waited out for up to --max-unavailable.
     """
+    from kmigrate.groups.sync import follow
+
     groups_regex = groups
     pattern = compile_topics(groups_regex)
     store = app.workspace.store

@@ -1,4 +1,8 @@
-"""`kmigrate groups list | describe | create` (and translate / migrate / sync)."""
+"""`kmigrate groups list | describe | create` (and translate / migrate / sync).
+
+The use cases are imported by the commands that run them: `kmigrate groups --help`
+loads this module and should not load the Kafka clients.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +26,6 @@ from kmigrate.cli.options import (
     topics_option,
 )
 from kmigrate.cli.position import check_position
-from kmigrate.groups.create import create_group, matching_topics, read_offsets_file
-from kmigrate.inventory.groups import group_detail, group_rows
 from kmigrate.jsonable import to_jsonable
 from kmigrate.model.links import compile_topics
 
@@ -40,6 +42,8 @@ def group() -> None:
 @pass_app
 def list_groups(app: AppContext, cluster_name: str, groups: str | None, as_json: bool) -> None:
     """Consumer groups with state, member count and total lag."""
+    from kmigrate.inventory.groups import group_rows
+
     pattern = re.compile(groups) if groups else None
     with app.workspace.admin(cluster_name) as admin:
         rows = group_rows(admin, pattern)
@@ -60,6 +64,8 @@ def list_groups(app: AppContext, cluster_name: str, groups: str | None, as_json:
 @pass_app
 def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -> None:
     """Members, committed offsets and lag of consumer group GROUP."""
+    from kmigrate.inventory.groups import group_detail
+
     check_group_id(group_id)
     with app.workspace.admin(cluster_name) as admin:
         info = group_detail(admin, group_id)
@@ -90,6 +96,8 @@ def describe(app: AppContext, group_id: str, cluster_name: str, as_json: bool) -
 @pass_app
 def create(app: AppContext, /, **opts: Any) -> None:
     """Create consumer group GROUP positioned at --from on every partition of the topics."""
+    from kmigrate.groups.create import create_group, matching_topics, read_offsets_file
+
     cluster_name, group_id = opts["cluster_name"], check_group_id(opts["group_id"])
     pattern = _create_topics(opts["topics"], opts["old_topic"])
     position = check_position(require(opts["position"], "--from"), files=True)

@@ -1,8 +1,13 @@
-"""`kmigrate kraft`: take a ZooKeeper-mode Kafka cluster (3.9.x) to KRaft (KIP-866)."""
+"""`kmigrate kraft`: take a ZooKeeper-mode Kafka cluster (3.9.x) to KRaft (KIP-866).
+
+The conversion's use cases are imported by the commands that run them: `kmigrate kraft
+--help` loads this module and should not load the Kafka, ZooKeeper or store clients.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,27 +31,16 @@ from kmigrate.cli.operations import (
 )
 from kmigrate.cli.options import confirm, confirm_options, json_option, require, timeout_option
 from kmigrate.cli.plan_output import writable
-from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, KMigrateError
-from kmigrate.kraft import secret as secret_file
-from kmigrate.kraft.commands import CommandOperator, Templates
-from kmigrate.kraft.conversion import (
-    PHASES,
-    Run,
-    finalize,
-    kraft_conversion,
-    revert,
-    run_migration,
-)
-from kmigrate.kraft.operator import KRaftOperator
-from kmigrate.kraft.plan import (
-    KRaftPlan,
-    parse_plan,
-    plan_kraft,
-    trust_of,
-)
+from kmigrate.kraft.phases import PHASES
 from kmigrate.kraft.trust import HIDDEN_SETTINGS
-from kmigrate.kraft.world import Znodes, broker_mode_direct, read_cluster
+
+if TYPE_CHECKING:
+    from kmigrate.config import Settings
+    from kmigrate.kraft.commands import Templates
+    from kmigrate.kraft.operator import KRaftOperator
+    from kmigrate.kraft.plan import KRaftPlan
+
 
 wait_option = timeout_option(
     "180s", help="How long to wait for any one condition (a broker back, the metadata migrated)."
@@ -143,6 +137,10 @@ def plan(
     """Read the cluster and write the migration's steps: controller ids and configs, each
     broker's configuration for roll 1 (migration mode) and roll 2 (KRaft). Refuses what
     Kafka's guide forbids, and what would change who may do what. Nothing changes."""
+    from kmigrate.kraft import secret as secret_file
+    from kmigrate.kraft.plan import plan_kraft, trust_of
+    from kmigrate.kraft.world import read_cluster
+
     kafka = require(cluster_name, "--cluster")
     given = key_values(authorizer_settings)
     certificate_of(None, certificate_principal)  # its form, before anything is asked
@@ -193,10 +191,16 @@ def plan(
 
 
 def _load(
-    app: AppContext, plan_file: Path, templates: Templates
+    app: AppContext, plan_file: Path, broker_command: str | None, controller_command: str | None
 ) -> tuple[KRaftPlan, KRaftOperator]:
-    """The plan, checked against the configuration, and who restarts the nodes: all local
-    checks, before anything is contacted."""
+    """The plan, checked against the configuration, and who restarts the nodes (the
+    operator's command templates, or the sandbox): all local checks, before anything is
+    contacted."""
+    from kmigrate.kraft import secret as secret_file
+    from kmigrate.kraft.commands import Templates
+    from kmigrate.kraft.plan import parse_plan
+
+    templates = Templates(broker_command, controller_command)
     planned = read_plan(plan_file, parse_plan)
     settings = app.settings
     settings.cluster(planned.kafka)
@@ -221,6 +225,9 @@ def _run(
     timeout: float,
     until: str = PHASES[-1],
 ) -> None:
+    from kmigrate.kraft import secret as secret_file
+    from kmigrate.kraft.conversion import Run, finalize, kraft_conversion, revert, run_migration
+
     planned, operator = loaded
     settings = app.settings
     op = kraft_conversion(app.workspace.store, planned.kafka, render.progress)
@@ -247,6 +254,8 @@ def _run(
 def _operator(settings: Settings, planned: KRaftPlan, templates: Templates) -> KRaftOperator:
     """The operator's templates when given (checked here, before anything runs), else the
     sandbox when it runs this cluster."""
+    from kmigrate.kraft.commands import CommandOperator
+
     if templates.given:
         templates.check()
     hosts = {c.node_id: c.host for c in planned.controllers}
@@ -292,7 +301,7 @@ def migrate(
     """Run the plan up to every broker a KRaft broker (controllers, roll 1, dual-write,
     roll 2), one guarded step at a time; the metadata must read the same after each.
     Resumable: after any interruption, run the same command again."""
-    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    loaded = _load(app, plan_file, broker_command, controller_command)
     _run(app, plan_file, "migrate", loaded, timeout, until)
     _print_phase(app, loaded[0], as_json)
 
@@ -300,6 +309,8 @@ def migrate(
 def _print_phase(app: AppContext, planned: KRaftPlan, as_json: bool) -> None:
     """With --json, where the migration stands after a run."""
     if as_json:
+        from kmigrate.kraft.conversion import kraft_conversion
+
         record = kraft_conversion(app.workspace.store, planned.kafka).get()
         render.print_json({"kafka": planned.kafka, "phase": record.phase if record else None})
 
@@ -335,7 +346,7 @@ def finalize_command(
     """The point of no return: the controllers restart without ZooKeeper. After it the
     cluster cannot go back to ZooKeeper mode. Goes ahead only with --yes or a "y" on a
     terminal."""
-    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    loaded = _load(app, plan_file, broker_command, controller_command)
     planned = loaded[0]
     warning = (
         f"Finalizing cluster {planned.kafka}: its controllers stop writing ZooKeeper. This is "
@@ -368,7 +379,7 @@ def revert_command(
     """Before finalization: back to ZooKeeper mode from whatever phase the migration is
     in (Kafka's revert path). Resumable like migrate. Goes ahead only with --yes or a "y"
     on a terminal."""
-    loaded = _load(app, plan_file, Templates(broker_command, controller_command))
+    loaded = _load(app, plan_file, broker_command, controller_command)
     planned = loaded[0]
     warning = (
         f"Reverting cluster {planned.kafka} to ZooKeeper mode: every broker restarts back "
@@ -388,6 +399,10 @@ def revert_command(
 def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """The migration's phase, each broker's mode and what ZooKeeper says (nothing yet:
     an empty answer, exit 0)."""
+    from kmigrate.kraft.conversion import kraft_conversion
+    from kmigrate.kraft.plan import parse_plan
+    from kmigrate.kraft.world import Znodes, broker_mode_direct
+
     kafka = require(cluster_name, "--cluster")
     settings = app.settings
     cluster = settings.cluster(kafka)
@@ -437,6 +452,8 @@ def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
 @pass_app
 def history_command(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Every step of the cluster's migration to KRaft, in order."""
+    from kmigrate.kraft.conversion import kraft_conversion
+
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
     events = kraft_conversion(app.workspace.store, kafka).history()

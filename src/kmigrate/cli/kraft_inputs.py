@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-from cryptography import x509
+from typing import TYPE_CHECKING
 
 from kmigrate.cli.operations import host_port, is_sandbox_cluster
-from kmigrate.config import Settings
 from kmigrate.errors import ConfigError, ConflictError
 from kmigrate.kraft import certificate
-from kmigrate.kraft.plan import ClusterView, talks_ssl
 from kmigrate.kraft.trust import HIDDEN_SETTINGS
 from kmigrate.net import free_ports
 from kmigrate.serve.security import is_loopback
+
+if TYPE_CHECKING:
+    from kmigrate.config import Settings
+    from kmigrate.kraft.plan import ClusterView
 
 
 def key_values(given: tuple[str, ...]) -> dict[str, str]:
@@ -82,6 +83,8 @@ def certificate_principal(view: ClusterView | None, given: str | None) -> str | 
         raise ConfigError(f"--certificate-principal {given!r}: give it as User:CN=...")
     if view is None:  # the form checked alone
         return given
+    from kmigrate.kraft.plan import talks_ssl
+
     if not talks_ssl(view):
         if given is not None:
             raise ConfigError("--certificate-principal: the brokers do not talk SSL")
@@ -97,5 +100,7 @@ def certificate_principal(view: ClusterView | None, given: str | None) -> str | 
         return None
     if found is None:
         return None
+    from cryptography import x509
+
     subject = x509.load_pem_x509_certificate(found.group(0)).subject
     return certificate.mapped(subject.rfc4514_string(), settings.get(certificate.MAPPING_RULES))

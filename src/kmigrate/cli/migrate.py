@@ -3,7 +3,10 @@
 Steps name their topics with `--topics REGEX` and their groups with `--groups REGEX`,
 matched against the migration's plan, or take a wave of the plan's with `--wave N` (the
 old positional names still work for one release). Retire and rollback show what they
-would delete and go ahead only with --yes (or a "y" on a terminal)."""
+would delete and go ahead only with --yes (or a "y" on a terminal).
+
+The steps are imported by the commands that run them: `kmigrate migrate --help` loads
+this module and should not load the Kafka, ZooKeeper or store clients."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.live import Live
@@ -34,18 +38,10 @@ from kmigrate.cli.options import (
 from kmigrate.cli.plan import show_check
 from kmigrate.cli.signals import stop_on_signals
 from kmigrate.cli.verify import show_report
-from kmigrate.migration.consumers import move_consumers
-from kmigrate.migration.observe import observe
-from kmigrate.migration.plan import load_plan
-from kmigrate.migration.promote import promote_topics
-from kmigrate.migration.report import start_json, status_json
-from kmigrate.migration.retire import retire_topics
-from kmigrate.migration.rollback import rollback_topics
-from kmigrate.migration.selection import chosen as chosen_in
-from kmigrate.migration.selection import in_wave
-from kmigrate.migration.session import Migration, events, find_migration, load_migration, locked
-from kmigrate.migration.start import start_migration
-from kmigrate.workspace import Admin
+
+if TYPE_CHECKING:
+    from kmigrate.migration.session import Migration
+    from kmigrate.workspace import Admin
 
 migration_option = click.option(
     "--migration", "name", metavar="MIGRATION", help="Which migration (default: the only one)."
@@ -92,6 +88,8 @@ def selection(
 
 def chosen(m: Migration, kind: str, picked: Selection) -> list[str]:
     """The migration's topics (or groups) the selection names."""
+    from kmigrate.migration.selection import chosen as chosen_in
+
     regex, names, wave = picked
     return chosen_in(m, kind, regex, names, wave)
 
@@ -105,6 +103,8 @@ def group() -> None:
 def _session(
     app: AppContext, name: str | None, command: str | None
 ) -> Iterator[tuple[Migration, Admin, Admin]]:
+    from kmigrate.migration.session import load_migration, locked
+
     store = app.workspace.store
     m = load_migration(store, app.settings, name)
     with app.workspace.admins(m.plan.source, m.plan.target) as (source, target):
@@ -128,6 +128,11 @@ def _session(
 def start(app: AppContext, plan_file: Path, wave: int | None, as_json: bool) -> None:
     """Check the plan, copy its ACLs, quotas and schemas, and start mirroring its topics
     (safe to run again)."""
+    from kmigrate.migration.plan import load_plan
+    from kmigrate.migration.report import start_json
+    from kmigrate.migration.selection import in_wave
+    from kmigrate.migration.start import start_migration
+
     plan = load_plan(plan_file)
     only = None if wave is None else in_wave(plan, "topic", wave, str(plan_file))
     store = app.workspace.store
@@ -190,6 +195,8 @@ def consumers(
     as_json: bool,
 ) -> None:
     """Move stopped consumer groups to the target at their exactly translated offsets."""
+    from kmigrate.migration.consumers import move_consumers
+
     picked = selection(groups, old_groups, "group", wave)
     if wait:  # the old `--wait SECONDS`
         deprecated("--wait SECONDS", "--wait --timeout DURATION")
@@ -233,6 +240,8 @@ def promote(
 ) -> None:
     """Stop mirroring the topics (producers stopped, lag 0) and make the target copies
     writable."""
+    from kmigrate.migration.promote import promote_topics
+
     picked = selection(topics, old_topics, "topic", wave)
     with _session(app, name, "promote") as (m, source, target):
         result = promote_topics(
@@ -280,6 +289,8 @@ def retire(
 ) -> None:
     """Verify the topics record by record, show what retiring them deletes on the source,
     then (with --yes, or a "y" on a terminal) delete them there: DONE."""
+    from kmigrate.migration.retire import retire_topics
+
     picked = selection(topics, old_topics, "topic", wave)
     with _session(app, name, "retire") as (m, source, target):
 
@@ -346,6 +357,8 @@ def rollback(
     """Before promote: stop mirroring the topics, move groups that moved back to the
     source (exactly), delete the target copies and forget their maps. Shows what it
     would do first; goes ahead with --yes (or a "y" on a terminal)."""
+    from kmigrate.migration.rollback import rollback_topics
+
     picked = selection(topics, old_topics, "topic", wave)
     shown: dict[str, list[str]] = {}
     with _session(app, name, "rollback") as (m, source, target):
@@ -389,6 +402,10 @@ def rollback(
 def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> None:
     """Per topic: state, lag, records/s, time to in-sync; per group: state and position;
     and the next allowed step. No migration yet: says so (exit 0)."""
+    from kmigrate.migration.observe import observe
+    from kmigrate.migration.report import status_json
+    from kmigrate.migration.session import find_migration
+
     if name is None and find_migration(app.workspace.store, None) is None:
         _nothing_yet(as_json, {"migration": None, "topics": [], "groups": []})
         return
@@ -421,6 +438,8 @@ def status(app: AppContext, name: str | None, watch: bool, as_json: bool) -> Non
 @pass_app
 def history(app: AppContext, name: str | None, last: int | None, as_json: bool) -> None:
     """The audit log: every step, when, by whom, and how it ended."""
+    from kmigrate.migration.session import events, find_migration, load_migration
+
     store = app.workspace.store
     if name is None and find_migration(store, None) is None:
         _nothing_yet(as_json, {"migration": None, "events": []})

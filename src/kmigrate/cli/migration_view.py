@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kmigrate.migration.observe import Snapshot
-from kmigrate.migration.status import next_steps
 from kmigrate.model.migrations import Event
+
+if TYPE_CHECKING:
+    from kmigrate.migration.observe import Snapshot
 
 
 def _n(value: int | None) -> str:
@@ -22,6 +24,9 @@ def _eta(seconds: float | None) -> str:
 
 
 def status_view(snap: Snapshot) -> RenderableType:
+    # here, not at the top: `kmigrate migrate --help` loads this module, not the store
+    from kmigrate.migration.status import next_steps
+
     m = snap.migration
     mirror = snap.mirror
     state = mirror.state if mirror else "never-started"

@@ -1,17 +1,20 @@
-"""`kmigrate mirror start | status | stop | promote`."""
+"""`kmigrate mirror start | status | stop | promote`.
+
+The mirror's use cases are imported by the commands that run them: `kmigrate mirror
+--help` loads this module and should not load Spark, the Kafka clients or the store.
+"""
 
 from __future__ import annotations
 
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
-from kmigrate.cli.mirror_status import print_status
 from kmigrate.cli.options import (
     Duration,
     duration_option,
@@ -26,26 +29,11 @@ from kmigrate.cli.options import (
 from kmigrate.cli.position import check_position
 from kmigrate.errors import ConfigError
 from kmigrate.mirror import copier
-from kmigrate.mirror.control import (
-    check_clusters,
-    check_link,
-    link_dir,
-    new_link,
-    promote,
-    register,
-    stop_mirror,
-)
-from kmigrate.mirror.job import (
-    MirrorJob,
-    MirrorOptions,
-    Progress,
-    choose_copier,
-    tuning_from_env,
-)
-from kmigrate.mirror.process import spawn_mirror
-from kmigrate.mirror.report import link_json
-from kmigrate.mirror.status import LinkStatus, link_status, state_of
 from kmigrate.model.links import Link, compile_topics
+
+if TYPE_CHECKING:
+    from kmigrate.mirror.job import Progress
+    from kmigrate.mirror.status import LinkStatus
 
 link_option = click.option("--link", "link_name", metavar="LINK", help="Link name.")
 
@@ -108,6 +96,9 @@ def start(app: AppContext, /, **opts: Any) -> None:
     stops answering (a broker restart, a leader election) it waits, says so, and goes
     on by itself; an outage longer than --max-unavailable stops it (exit 3), resumable.
     """
+    from kmigrate.mirror.control import check_clusters, check_link, link_dir, new_link, register
+    from kmigrate.mirror.job import MirrorJob, MirrorOptions, choose_copier, tuning_from_env
+
     settings = app.settings
     require(opts["topics"], "--topics")  # (click >= 8.3 ignores topics_option's required)
     tuning = tuning_from_env()
@@ -198,6 +189,8 @@ def _child_options(opts: dict[str, Any], interval: float) -> list[str]:
 
 
 def _detach(app: AppContext, link: Link, options: list[str], folder: Path, as_json: bool) -> None:
+    from kmigrate.mirror.process import spawn_mirror
+
     settings = app.settings
     config = ["--config", str(settings.path)] if settings.path else []
     argv = [
@@ -243,6 +236,9 @@ def status(
 
     --json has every partition and topic (and a "summary"), whatever --limit says.
     """
+    from kmigrate.cli.mirror_status import print_status
+    from kmigrate.mirror.report import link_json
+
     pattern = compile_topics(topics) if topics is not None else None
     links = [app.workspace.link(link_name)] if link_name else app.workspace.links()
     results = [_status(app, link, offline, pattern) for link in links]
@@ -258,6 +254,8 @@ def status(
 def _status(
     app: AppContext, link: Link, offline: bool, topics: re.Pattern[str] | None
 ) -> LinkStatus:
+    from kmigrate.mirror.status import link_status
+
     store = app.workspace.store
     if offline:
         return link_status(store, link, None, None, topics)
@@ -272,6 +270,9 @@ def _status(
 @pass_app
 def stop(app: AppContext, link_name: str | None, timeout: float, as_json: bool) -> None:
     """Stop a link's mirror between two batches (it resumes exactly on the next start)."""
+    from kmigrate.mirror.control import stop_mirror
+    from kmigrate.mirror.status import state_of
+
     store = app.workspace.store
     name = link_name or _only_link(app)
     stopped = stop_mirror(store, name, timeout, render.progress)
@@ -304,6 +305,8 @@ def promote_cmd(
     app: AppContext, link_name: str, topics: str, timeout: float, as_json: bool
 ) -> None:
     """Stop mirroring TOPICS once their lag is 0 and mark them writable on the target."""
+    from kmigrate.mirror.control import promote
+
     require(topics, "--topics")  # (click >= 8.3 ignores topics_option's required)
     store = app.workspace.store
     done = promote(store, app.settings, link_name, topics, timeout, render.progress)

@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmigrate.cli import render
 from kmigrate.cli.options import cluster_option, renamed
-from kmigrate.config import Settings, read_user_file
 from kmigrate.errors import ConfigError, NotFoundError
 from kmigrate.model.operations import MoveEvent
-from kmigrate.runbook.operation import Operation
 from kmigrate.sandbox.state import STATE_FILE, load_state
+
+if TYPE_CHECKING:
+    from kmigrate.config import Settings
+    from kmigrate.runbook.operation import Operation
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -37,6 +39,8 @@ def read_plan(path: Path, parse: Callable[[str, str], T]) -> T:
     is a usage error naming the file (exit 2)."""
     if not path.exists():
         raise NotFoundError(f"plan file {path} does not exist")
+    from kmigrate.config import read_user_file
+
     return parse(read_user_file(path, "plan file"), str(path))
 
 

@@ -1,11 +1,14 @@
 """`kmigrate plan new | check`: write the migration plan, and check it against both clusters.
 
 Both check every flag and file (clusters named, regexes, the plan, where it is written)
-before contacting a cluster; `plan check` changes nothing."""
+before contacting a cluster; `plan check` changes nothing. The planner and the check are
+imported when they run: `kmigrate plan --help` should not load the Kafka clients or the
+store."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,16 +16,15 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app, plan_output_options
 from kmigrate.cli.options import duration_option, groups_option, json_option, topics_option
 from kmigrate.cli.plan_output import writable
-from kmigrate.config import read_user_file
 from kmigrate.errors import ConfigError, ConflictError
-from kmigrate.identity.principals import parse_map
 from kmigrate.jsonable import to_jsonable
-from kmigrate.migration.check import CheckReport, check_plan, mirror_rate
-from kmigrate.migration.plan import Plan, load_plan
-from kmigrate.migration.planner import new_plan
 from kmigrate.migration.waves import Bounds, parse_size, size_text, span_text
 from kmigrate.model.links import check_link_name, default_link_name
 from kmigrate.model.migrations import SwitchOrder
+
+if TYPE_CHECKING:
+    from kmigrate.migration.check import CheckReport
+    from kmigrate.migration.plan import Plan
 
 
 @click.group("plan")
@@ -116,6 +118,10 @@ def new(
     lag now, the switch order, the ACLs to copy, and (when it does not fit in one) the
     waves to move it in: topics a group reads together in one wave, each wave bounded by
     --wave-bytes and --wave-duration."""
+    from kmigrate.config import read_user_file
+    from kmigrate.identity.principals import parse_map
+    from kmigrate.migration.planner import new_plan
+
     app.cluster(source), app.cluster(target)
     if source == target:
         raise ConfigError("--source and --target are the same cluster")
@@ -178,6 +184,8 @@ def new(
 def mirror_rate_for(app: AppContext, link: str, given: float | None) -> tuple[float, str]:
     """The mirror's rate for plan estimates: given, the link's measured, or assumed
     (reading the store creates nothing)."""
+    from kmigrate.migration.check import mirror_rate
+
     return mirror_rate(app.workspace.store, link, given)
 
 
@@ -228,6 +236,9 @@ def check(
     app: AppContext, plan_file: Path, sample: float, mirror_rate: float | None, as_json: bool
 ) -> None:
     """List every problem the plan would hit, before anything runs (exit 5 if any)."""
+    from kmigrate.migration.check import check_plan
+    from kmigrate.migration.plan import load_plan
+
     plan = load_plan(plan_file)
     app.cluster(plan.source), app.cluster(plan.target)
     store = app.workspace.store

@@ -1,8 +1,12 @@
-"""`kmigrate quotas`: client quotas of a cluster; copy them to another and compare."""
+"""`kmigrate quotas`: client quotas of a cluster; copy them to another and compare.
+
+The quota code (the Kafka client, the principal map's model) is imported by the commands
+that use it: `kmigrate quotas --help` should not load it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,11 +14,11 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
-from kmigrate.config import read_user_file
-from kmigrate.identity.principals import PrincipalMap, parse_map
-from kmigrate.identity.quota_copy import read_quotas, set_missing
-from kmigrate.identity.quotas import QuotaPlan, differences, number, plan_quotas, remapped
 from kmigrate.model.quotas import Entity, entity_text
+
+if TYPE_CHECKING:
+    from kmigrate.identity.principals import PrincipalMap
+    from kmigrate.identity.quotas import QuotaPlan
 
 pair_options = [
     click.option("--source", required=True, metavar="CLUSTER", help="The cluster copied from."),
@@ -45,6 +49,8 @@ def group() -> None:
 @pass_app
 def list_quotas(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every entity with a quota, and its values."""
+    from kmigrate.identity.quota_copy import read_quotas
+
     found = read_quotas(app.settings.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name, "quotas": _json(found)})
@@ -78,6 +84,9 @@ def copy(
     the target has are left alone and listed (never deleted). With --principal-map, user
     quotas are copied under the names the map gives; a user it gives no name on the
     target is listed, not copied."""
+    from kmigrate.identity.quota_copy import read_quotas, set_missing
+    from kmigrate.identity.quotas import differences, plan_quotas, remapped
+
     principals = _map(map_path)
     pair = app.pair(source, target)
     wanted, lost = remapped(read_quotas(pair[0]), principals)
@@ -116,6 +125,9 @@ def compare(
     """Whether the target holds every quota of the source (values only the target sets
     are listed, not counted), user names as --principal-map gives them. Exit 0: it
     does; 1: it does not."""
+    from kmigrate.identity.quota_copy import read_quotas
+    from kmigrate.identity.quotas import differences, plan_quotas, remapped
+
     principals = _map(map_path)
     pair = app.pair(source, target)
     before, after = remapped(read_quotas(pair[0]), principals)[0], read_quotas(pair[1])
@@ -138,12 +150,17 @@ def compare(
 
 def _map(path: Path | None) -> PrincipalMap:
     """The principal map, read and checked before any cluster is contacted."""
+    from kmigrate.config import read_user_file
+    from kmigrate.identity.principals import PrincipalMap, parse_map
+
     if path is None:
         return PrincipalMap()
     return parse_map(read_user_file(path, "--principal-map"), str(path))
 
 
 def _values(values: dict[str, float]) -> str:
+    from kmigrate.identity.quotas import number
+
     return ", ".join(f"{k}={number(v)}" for k, v in sorted(values.items()))
 
 

@@ -3,11 +3,14 @@
 
 Every flag and file (broker ids, --throttle, --max-moves, the plan) is checked before a
 cluster is contacted; `reassign cancel` shows what it would change and goes ahead only
-with --yes (or a "y" on a terminal)."""
+with --yes (or a "y" on a terminal). The executor and the plan file are imported by the
+commands that use them: `kmigrate reassign --help` should not load the Kafka clients or
+the store."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,11 +25,12 @@ from kmigrate.cli.options import (
 )
 from kmigrate.cli.plan_output import writable
 from kmigrate.errors import ConfigError
-from kmigrate.reassign import applied, execute, plan_file
-from kmigrate.reassign.model import Spread
 from kmigrate.reassign.planner import BALANCES, Goal, ReassignPlan
 from kmigrate.reassign.throttles import parse_rate
-from kmigrate.waiting import WaitPolicy
+
+if TYPE_CHECKING:
+    from kmigrate.reassign.model import Spread
+    from kmigrate.waiting import WaitPolicy
 
 cluster_option = click.option(
     "--cluster", "cluster_name", required=True, metavar="CLUSTER", help="Cluster name."
@@ -93,6 +97,8 @@ def plan(
 ) -> None:
     """Write the fewest replica moves that reach ONE goal, with a summary. Nothing
     changes."""
+    from kmigrate.reassign import plan_file
+
     add, drained = broker_ids(add_brokers, "--add-brokers"), broker_ids(drain, "--drain")
     candidates: list[tuple[Goal | None, object]] = [
         (Goal("add", brokers=add, topics=topics, balance=balance), add_brokers),
@@ -127,6 +133,8 @@ def plan(
 
 def plan_for(app: AppContext, cluster_name: str, goal: Goal) -> ReassignPlan:
     """``goal`` planned on the cluster as it is now."""
+    from kmigrate.reassign import applied
+
     cluster = app.cluster(cluster_name)
     with app.workspace.admin(cluster) as admin, app.workspace.reassignments(cluster) as kafka:
         return applied.plan_for(admin, kafka, goal)
@@ -145,6 +153,8 @@ def print_summary(result: ReassignPlan, headline: str) -> None:
 
 
 def _spread_table(before: Spread, after: Spread) -> None:
+    from kmigrate.reassign import plan_file
+
     table = plan_file.spread_table(before, after)
     render.table(
         None,
@@ -222,6 +232,8 @@ def apply_plan(
     """Check the plan file, its cluster and the store, then submit (and with ``wait``
     follow) it; ``throttle`` None: measured. An outage shorter than ``max_unavailable``
     seconds is waited out."""
+    from kmigrate.reassign import applied, execute, plan_file
+
     mine, moves = plan_file.load(plan_path)
     name = cluster_name or mine.get("cluster")
     if not name:
@@ -256,6 +268,8 @@ def apply_plan(
 def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Where the cluster's reassignment stands; a finished one is concluded here
     (leaders elected, throttles removed). None yet: says so (exit 0)."""
+    from kmigrate.reassign import applied
+
     cluster = app.settings.cluster(cluster_name)
     store = app.workspace.store
     found = applied.under_way(store, cluster_name)
@@ -286,6 +300,8 @@ def status(app: AppContext, cluster_name: str, as_json: bool) -> None:
 def cancel(app: AppContext, cluster_name: str, dry_run: bool, yes: bool, as_json: bool) -> None:
     """Cancel the partitions still moving (KIP-455) and remove the throttles: shows what
     it would cancel, goes ahead with --yes (or a "y" on a terminal)."""
+    from kmigrate.reassign import applied
+
     cluster = app.settings.cluster(cluster_name)
     store = app.workspace.store
     found = applied.running(store, cluster_name)

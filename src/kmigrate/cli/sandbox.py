@@ -1,10 +1,14 @@
-"""`kmigrate sandbox up | down | status`: real local Kafka clusters."""
+"""`kmigrate sandbox up | down | status`: real local Kafka clusters.
+
+The sandbox's process code is imported by the commands that run it: `kmigrate sandbox
+--help` loads this module and should not load the Kafka or ZooKeeper clients."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,14 +27,14 @@ from kmigrate.cli.sandbox_nodes import (
     stop_broker,
     stop_zk_server,
 )
-from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
 from kmigrate.errors import SandboxError
-from kmigrate.sandbox import manager
-from kmigrate.sandbox import status as sandbox_status
-from kmigrate.sandbox.cds_build import ensure_archives
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
-from kmigrate.sandbox.schema_registry import ensure_registry
-from kmigrate.sandbox.state import SandboxCluster
+from kmigrate.sandbox.state import MAX_BROKERS, SandboxCluster
+
+if TYPE_CHECKING:
+    from kmigrate.sandbox import manager
+    from kmigrate.sandbox import status as sandbox_status
+
 
 clusters_option = click.option(
     "--cluster",
@@ -52,7 +56,7 @@ def group() -> None:
 @clusters_option
 @click.option(
     "--brokers",
-    type=click.IntRange(1, manager.MAX_BROKERS),
+    type=click.IntRange(1, MAX_BROKERS),
     default=1,
     show_default=True,
     help="Brokers per cluster (a running cluster grows to this many; up to 6).",
@@ -141,6 +145,9 @@ def up(
     and ZooKeeper nodes restart on their data, stopped registries on their port (empty).
     A failed or interrupted `up` stops what it started.
     """
+    from kmigrate.config import SANDBOX_CONFIG_NAME, sandbox_dir
+    from kmigrate.sandbox import manager
+
     directory = directory or sandbox_dir()
     only_ensemble = zookeeper is not None and not clusters
     request = manager.UpRequest(
@@ -251,6 +258,9 @@ def down(
     Stopping needs no --yes (`sandbox up` starts them again on their data); --purge
     deletes their data too, and goes ahead only with --yes or a "y" on a terminal.
     Exits 7 when there is no sandbox in the folder."""
+    from kmigrate.config import sandbox_dir
+    from kmigrate.sandbox import manager
+
     directory = directory or sandbox_dir()
     everything = not clusters and not ensembles
     chosen = (None, None) if everything else (clusters, ensembles)
@@ -307,6 +317,9 @@ def _down_json(
 def status(directory: Path | None, as_json: bool) -> None:
     """Which brokers, Schema Registries and ZooKeeper nodes are alive. Exits 1 when any
     is down, 7 when there is no sandbox in the folder."""
+    from kmigrate.config import sandbox_dir
+    from kmigrate.sandbox import status as sandbox_status
+
     directory = directory or sandbox_dir()
     rows = sandbox_status.status(directory)
     nodes = sandbox_status.ensemble_status(directory)
@@ -394,6 +407,9 @@ def fetch(kafka_version: str, schema_registry: bool, as_json: bool) -> None:
     archives its nodes start from (a throwaway node, once: `up` starts nodes ~1 s of CPU
     sooner with them; KMIGRATE_SANDBOX_CDS=0 turns them off), and with --schema-registry
     build the Schema Registry too (`up` fetches and builds itself when needed)."""
+    from kmigrate.sandbox.cds_build import ensure_archives
+    from kmigrate.sandbox.schema_registry import ensure_registry
+
     jars = ensure_jars(kafka_version)
     archives = ensure_archives(kafka_version, render.progress)
     registry = ensure_registry(render.progress) if schema_registry else None

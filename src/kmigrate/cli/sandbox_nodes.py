@@ -1,5 +1,8 @@
 """`kmigrate sandbox stop-broker | restart-broker | stop-zk-server | start-zk-server`:
-one node of a sandbox at a time, the stand-ins for an operator's own scripts."""
+one node of a sandbox at a time, the stand-ins for an operator's own scripts.
+
+The sandbox's process code is imported by the commands that run it: `kmigrate sandbox
+--help` loads this module and should not load the Kafka or ZooKeeper clients."""
 
 from __future__ import annotations
 
@@ -9,11 +12,8 @@ import click
 
 from kmigrate.cli import render
 from kmigrate.cli.options import json_option
-from kmigrate.config import read_user_file, sandbox_dir
 from kmigrate.ensemble_move.members import parse_member
 from kmigrate.errors import ConfigError
-from kmigrate.sandbox import manager
-from kmigrate.sandbox.zk_operator import SandboxOperator
 
 dir_option = click.option(
     "--dir",
@@ -45,6 +45,9 @@ def stop_broker(
     directory: Path | None, cluster: str, broker: int, kill: bool, as_json: bool
 ) -> None:
     """Stop one broker of a sandbox cluster; `sandbox up --cluster NAME` starts it again."""
+    from kmigrate.config import sandbox_dir
+    from kmigrate.sandbox import manager
+
     manager.stop_broker(directory or sandbox_dir(), cluster, broker, kill=kill)
     done(
         as_json,
@@ -74,6 +77,9 @@ def restart_broker(
     directory: Path | None, cluster: str, broker: int, zookeeper_connect: str, as_json: bool
 ) -> None:
     """Restart one ZooKeeper-mode broker with a new zookeeper.connect."""
+    from kmigrate.config import sandbox_dir
+    from kmigrate.sandbox.zk_operator import SandboxOperator
+
     SandboxOperator(directory or sandbox_dir(), cluster).restart_broker(broker, zookeeper_connect)
     done(
         as_json,
@@ -98,6 +104,9 @@ _server_id_option = click.option(
 @json_option
 def stop_zk_server(directory: Path | None, node_id: int, as_json: bool) -> None:
     """Stop one ZooKeeper server of the sandbox."""
+    from kmigrate.config import sandbox_dir
+    from kmigrate.sandbox.zk_operator import SandboxOperator
+
     SandboxOperator(directory or sandbox_dir()).stop_server(node_id)
     done(as_json, f"ZooKeeper server {node_id} stopped", {"id": node_id, "running": False})
 
@@ -117,6 +126,9 @@ def start_zk_server(
     directory: Path | None, node_id: int, dynamic_file: Path, fresh: bool, as_json: bool
 ) -> None:
     """(Re)start one ZooKeeper server of the sandbox with the given participants."""
+    from kmigrate.config import read_user_file, sandbox_dir
+    from kmigrate.sandbox.zk_operator import SandboxOperator
+
     text = read_user_file(dynamic_file, "--dynamic-file")
     try:
         members = [parse_member(line).node_id for line in text.splitlines() if line.strip()]

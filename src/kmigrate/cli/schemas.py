@@ -1,5 +1,8 @@
 """`kmigrate schemas`: a cluster's Schema Registry; copy it to another with the same ids,
-and compare."""
+and compare.
+
+The registry's client and the settings model are imported by the commands that use them:
+`kmigrate schemas --help` should not load them."""
 
 from __future__ import annotations
 
@@ -11,13 +14,6 @@ from kmigrate.cli.differences import exit_if_differs, print_differences
 from kmigrate.cli.options import cluster_option, json_option
 from kmigrate.errors import ConflictError
 from kmigrate.model.schemas import SchemaVersion
-from kmigrate.schemas.between import (
-    carry_out,
-    compared,
-    differences_between,
-    planned,
-    read_registry,
-)
 from kmigrate.schemas.plan import CopyPlan, RegistryView
 
 
@@ -44,6 +40,8 @@ def group() -> None:
 def list_schemas(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every subject version with its schema id, type and settings (soft-deleted ones
     marked)."""
+    from kmigrate.schemas.between import read_registry
+
     view = read_registry(app.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name} | _view_json(view))
@@ -90,6 +88,8 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
     another id under one of the subject versions) is refused before anything is
     written. Versions the target already holds are left; so are subjects only the target
     has. Run it again after an interruption: it finishes what is left."""
+    from kmigrate.schemas.between import carry_out, differences_between, planned
+
     pair = app.pair(source, target)
     copy = planned(*pair)
     plan = copy.plan
@@ -122,6 +122,8 @@ def copy(app: AppContext, source: str, target: str, dry_run: bool, as_json: bool
 def compare(app: AppContext, source: str, target: str, as_json: bool) -> None:
     """Whether the target's registry holds every version of the source's under the same
     id and schema, with the same subject settings. Exit 0: it does; 1: it does not."""
+    from kmigrate.schemas.between import compared
+
     found = compared(*app.pair(source, target))
     if as_json:
         render.print_json(

@@ -15,7 +15,7 @@ from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import Duration, duration_option, json_option, renamed
 from kmigrate.errors import ConfigError
-from kmigrate.serve.sampler import EVERY_S
+from kmigrate.serve import EVERY_S
 from kmigrate.serve.security import DEFAULT_LISTEN, check_bind, parse_listen, read_token
 
 GRACE_S = 3

@@ -1,4 +1,8 @@
-"""`kmigrate topics list | describe`."""
+"""`kmigrate topics list | describe`.
+
+The inventory (and with it the Kafka client) is imported by the commands that ask for
+it: `kmigrate topics --help` loads this module and should not load it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import check_topic_name, cluster_option, json_option, topics_option
-from kmigrate.inventory.topics import topic_detail, topic_rows
 from kmigrate.jsonable import to_jsonable
 from kmigrate.model.links import compile_topics
 
@@ -27,6 +30,8 @@ def list_topics(
     app: AppContext, cluster_name: str, topics: str | None, internal: bool, as_json: bool
 ) -> None:
     """Topics with partition count, replication factor and record count."""
+    from kmigrate.inventory.topics import topic_rows
+
     pattern = compile_topics(topics) if topics else None
     with app.workspace.admin(cluster_name) as admin:
         rows = topic_rows(admin, internal=internal, pattern=pattern)
@@ -50,6 +55,8 @@ def list_topics(
 @pass_app
 def describe(app: AppContext, topic: str, cluster_name: str, as_json: bool) -> None:
     """Partitions (leader, replicas, ISR, offsets) and non-default configs of TOPIC."""
+    from kmigrate.inventory.topics import topic_detail
+
     check_topic_name(topic)
     with app.workspace.admin(cluster_name) as admin:
         detail = topic_detail(admin, topic)

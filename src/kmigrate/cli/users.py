@@ -1,4 +1,7 @@
-"""`kmigrate users`: SCRAM users of a cluster; create them on another from a password file."""
+"""`kmigrate users`: SCRAM users of a cluster; create them on another from a password file.
+
+The copy (and with it the Kafka client) is imported by the commands that use it:
+`kmigrate users --help` should not load it."""
 
 from __future__ import annotations
 
@@ -10,8 +13,6 @@ import click
 from kmigrate.cli import render
 from kmigrate.cli.context import AppContext, pass_app
 from kmigrate.cli.options import cluster_option, json_option
-from kmigrate.config import read_user_file
-from kmigrate.identity.user_copy import copy_users, read_users
 from kmigrate.identity.users import Credential, parse_passwords
 
 EXIT_INCOMPLETE = 1
@@ -29,6 +30,8 @@ def group() -> None:
 def list_users(app: AppContext, cluster_name: str, as_json: bool) -> None:
     """Every SCRAM user with its mechanisms and iterations (Kafka never returns a
     password)."""
+    from kmigrate.identity.user_copy import read_users
+
     found = read_users(app.cluster(cluster_name))
     if as_json:
         render.print_json({"cluster": cluster_name, "users": [_json(c) for c in found]})
@@ -68,6 +71,8 @@ def copy(
 
     Users the target already has with that mechanism are left alone (--replace sets
     them). A user with no password in the file is listed and the command exits 1."""
+    from kmigrate.identity.user_copy import copy_users
+
     passwords, loose = _passwords(passwords_path)
     source_cfg, target_cfg = app.pair(source, target)
     if loose:  # said once the input is known good: an error stays one line
@@ -102,6 +107,8 @@ def copy(
 def _passwords(path: Path) -> tuple[dict[str, str], bool]:
     """The password file, checked before any cluster is contacted, and whether users
     other than its owner may read it."""
+    from kmigrate.config import read_user_file
+
     text = read_user_file(path, "--passwords")
     loose = bool(path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO))
     return parse_passwords(text, str(path)), loose

@@ -1,5 +1,9 @@
 """`kmigrate verify`: prove a copy record by record. Exit 0 = match, 1 = differs; errors
-exit as every command's do (2 usage, 3 cluster, 4 no such link, ...)."""
+exit as every command's do (2 usage, 3 cluster, 4 no such link, ...).
+
+The verification (Spark, the Kafka clients, the store) is imported when it runs:
+`kmigrate verify --help` should not load it.
+"""
 
 from __future__ import annotations
 
@@ -16,12 +20,7 @@ from kmigrate.errors import ConfigError
 from kmigrate.model.links import compile_topics
 from kmigrate.verify.compare import RecordView
 from kmigrate.verify.html import render_html
-from kmigrate.verify.job import (
-    driver_offsets_from_env,
-    read_start_file,
-)
 from kmigrate.verify.report import VerifyReport, record_json, report_json
-from kmigrate.verify.runs import verify_link, verify_position
 from kmigrate.verify.schema_ids import UNKNOWN
 
 
@@ -78,6 +77,9 @@ def _run(
     start: str | None,
     quiet: bool,
 ) -> VerifyReport:
+    from kmigrate.verify.job import driver_offsets_from_env, read_start_file
+    from kmigrate.verify.runs import verify_link, verify_position
+
     in_driver = driver_offsets_from_env()  # checked before any store or cluster is asked
     progress = (lambda _m: None) if quiet else render.progress
     settings = app.settings

@@ -1,8 +1,13 @@
-"""`kmigrate zk plan`: moving a ZooKeeper-mode Kafka cluster to another ensemble."""
+"""`kmigrate zk plan`: moving a ZooKeeper-mode Kafka cluster to another ensemble.
+
+The move's use cases are imported by the commands that run them: `kmigrate zk --help`
+loads this module and should not load the Kafka, ZooKeeper or store clients.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,17 +30,13 @@ from kmigrate.cli.options import (
     timeout_option,
 )
 from kmigrate.cli.plan_output import writable
-from kmigrate.config import Settings
-from kmigrate.ensemble_move.cleanup import delete, leftovers
-from kmigrate.ensemble_move.commands import CommandOperator, Templates
-from kmigrate.ensemble_move.members import parse_member
-from kmigrate.ensemble_move.move import Move, ensemble_move, rollback_move, run_move
-from kmigrate.ensemble_move.operator import Operator
-from kmigrate.ensemble_move.plan import ZkMovePlan, parse_plan, plan_move
-from kmigrate.ensemble_move.report import status_json
-from kmigrate.ensemble_move.world import chroot_of, read_ensemble, read_kafka
 from kmigrate.errors import ConflictError
-from kmigrate.sandbox.zk_operator import SandboxOperator
+
+if TYPE_CHECKING:
+    from kmigrate.config import Settings
+    from kmigrate.ensemble_move.commands import Templates
+    from kmigrate.ensemble_move.operator import Operator
+    from kmigrate.ensemble_move.plan import ZkMovePlan
 
 
 @click.group("zk")
@@ -67,6 +68,9 @@ def plan(
 ) -> None:
     """Check both ensembles and the cluster, and write the ordered steps with their guards.
     Nothing changes."""
+    from kmigrate.ensemble_move.plan import plan_move
+    from kmigrate.ensemble_move.world import chroot_of, read_ensemble, read_kafka
+
     kafka = require(cluster_name, "--cluster")
     source, target = require(source, "--source-ensemble"), require(target, "--target-ensemble")
     root_given = zk_path(chroot, "--chroot") if chroot is not None else None
@@ -150,6 +154,10 @@ def migrate(
     --dry-run shows the phases and steps it would run and changes nothing. --rollback
     (before the split) shows what it would undo and goes ahead only with --yes or a "y"
     on a terminal; the forward migration needs no --yes."""
+    from kmigrate.ensemble_move.commands import Templates
+    from kmigrate.ensemble_move.move import Move, ensemble_move, rollback_move, run_move
+    from kmigrate.ensemble_move.plan import parse_plan
+
     plan = read_plan(plan_file, parse_plan)
     settings = app.settings
     cluster = settings.cluster(plan.kafka)
@@ -195,6 +203,10 @@ def _show_intent(plan: ZkMovePlan, rollback: bool, as_json: bool) -> None:
 def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Operator:
     """Who restarts servers and brokers: the operator's templates when given (checked
     here, before anything runs), else the sandbox when it runs this cluster."""
+    from kmigrate.ensemble_move.commands import CommandOperator
+    from kmigrate.ensemble_move.members import parse_member
+    from kmigrate.sandbox.zk_operator import SandboxOperator
+
     if templates.given:
         templates.check()
 
@@ -219,6 +231,9 @@ def _operator(settings: Settings, plan: ZkMovePlan, templates: Templates) -> Ope
 @pass_app
 def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Where the cluster's ZooKeeper move stands (nothing yet: an empty answer, exit 0)."""
+    from kmigrate.ensemble_move.move import ensemble_move
+    from kmigrate.ensemble_move.report import status_json
+
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
     move = ensemble_move(app.workspace.store, kafka).get()
@@ -244,6 +259,8 @@ def status(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
 @pass_app
 def history_command(app: AppContext, cluster_name: str | None, as_json: bool) -> None:
     """Every step of the cluster's ZooKeeper move, in order."""
+    from kmigrate.ensemble_move.move import ensemble_move
+
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
     print_history(kafka, ensemble_move(app.workspace.store, kafka).history(), as_json)
@@ -260,6 +277,10 @@ def cleanup(
     """After the move: delete Kafka's stale copy from the source ensemble and the source's
     other paths from the target. Lists them first; deletes only with --yes or a "y" on a
     terminal."""
+    from kmigrate.ensemble_move.cleanup import delete, leftovers
+    from kmigrate.ensemble_move.move import ensemble_move
+    from kmigrate.ensemble_move.plan import parse_plan
+
     kafka = require(cluster_name, "--cluster")
     app.settings.cluster(kafka)
     op = ensemble_move(app.workspace.store, kafka, render.progress)

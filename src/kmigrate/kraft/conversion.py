@@ -29,13 +29,13 @@ from kmigrate.errors import ConflictError, KMigrateError
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kraft import sasl, snapshot
 from kmigrate.kraft.operator import KRaftOperator
+from kmigrate.kraft.phases import PHASES
 from kmigrate.kraft.plan import ConfigChange, KRaftPlan
 from kmigrate.kraft.world import DOWN, KRAFT, MIGRATING, ZK, Znodes, broker_mode_direct
 from kmigrate.model.operations import KRAFT_CONVERSION
 from kmigrate.runbook import guards
 from kmigrate.runbook.operation import Kind, Operation, Phased
 
-PHASES = ("controllers", "roll1", "dual-write", "roll2")
 MIGRATED = "roll2"  # every broker a KRaft broker: finalize may follow
 FINALIZED = "finalized"
 REVERTED = "reverted"

@@ -41,6 +41,7 @@ from kmigrate.sandbox.scram import write_users
 from kmigrate.sandbox.state import (
     ADMIN_USER,
     CLIENT_USER,
+    MAX_BROKERS,
     SCRAM_MECHANISM,
     BrokerNode,
     RegistryNode,
@@ -65,7 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_CLUSTERS = ("source", "target")
-MAX_BROKERS = 6
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 
 Report = Callable[[str], None]

@@ -11,6 +11,7 @@ STATE_FILE = "sandbox.json"
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 ADMIN_USER = "admin"
 CLIENT_USER = "client"
+MAX_BROKERS = 6  # brokers per sandbox cluster (`sandbox up --brokers`)
 
 
 @dataclass(frozen=True)

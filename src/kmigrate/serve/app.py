@@ -26,9 +26,8 @@ from starlette.exceptions import HTTPException
 
 from kmigrate.config import Settings
 from kmigrate.errors import KMigrateError
-from kmigrate.serve import api, console
+from kmigrate.serve import EVERY_S, api, console
 from kmigrate.serve.api import status_of
-from kmigrate.serve.sampler import EVERY_S
 from kmigrate.serve.security import authorized, session_cookie, signed_in
 from kmigrate.serve.served import Served
 from kmigrate.store import store_for

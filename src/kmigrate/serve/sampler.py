@@ -21,13 +21,13 @@ from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.migration.observe import Snapshot, observe
 from kmigrate.migration.session import load_migration
 from kmigrate.mirror.status import LinkStatus, link_status
+from kmigrate.serve import EVERY_S
 from kmigrate.store import Store
 from kmigrate.store.links import list_links
 from kmigrate.store.migrations import migration_names
 
 log = logging.getLogger(__name__)
 
-EVERY_S = 2.0
 KEEP_S = 3600.0  # the charts' hour
 
 

@@ -6,6 +6,7 @@ migration tests."""
 
 from __future__ import annotations
 
+import random
 import secrets
 import subprocess
 import sys
@@ -13,7 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.helpers import unique, wait_for
+from harness.helpers import java_on, unique, wait_for
+from harness.killpoints import Kill, choose
+from harness.killrun import kill_at_point, kmigrate
 from harness.userview import committed
 from kmigrate.config import ClusterConfig
 from kmigrate.kafka.admin import ClusterAdmin
@@ -21,9 +24,14 @@ from kmigrate.kafka.quotas import ClientQuotas
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.model.cluster import AclEntry, TopicPartitionOffset
 from kmigrate.model.records import Record
+from kmigrate.sandbox.jars import ensure_jars
+from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import load_state
 from kmigrate.sandbox.zk_operator import SandboxOperator
 from tests.integration.traffic import Group, Traffic
+
+# a roll's step boundaries (progress lines) a kill is drawn from
+ROLL = ["phase {r}", "{r}: restarting broker 1", "{r}: broker 1", "{r}: restarting broker 2"]
 
 
 def kraft(
@@ -116,3 +124,43 @@ def serves_without_zookeeper(sandbox: Path, kafka: ClusterConfig, replicas: int)
         admin.create_topic(after, 2, replication_factor=replicas)
     produce(kafka, after, [Record(b"k", b"served without ZooKeeper", partition=0)])
     assert [r.value for r in read_partition(kafka, after, 0, 0, 1)] == [b"served without ZooKeeper"]
+
+
+def killed_in(
+    config: Path,
+    log: Path,
+    roll: str,
+    rng: random.Random,
+    *args: str,
+    after_broker_1: bool = False,
+) -> Kill:
+    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` (one after
+    broker 1's restart when ``after_broker_1``) or a random moment after one, as the
+    seeded chooser draws it."""
+    marks = [b.format(r=roll) for b in ROLL[2 if after_broker_1 else 0 :]]
+    point = choose(rng, marks, span_s=6.0)
+    return kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
+
+
+def alter_config(bootstrap: str, topic: str) -> subprocess.CompletedProcess[str]:
+    """Kafka's ConfigCommand altering ``topic``'s retention through ``bootstrap`` (a
+    PLAINTEXT listener: as User:ANONYMOUS)."""
+    return subprocess.run(
+        [*java_on(ensure_jars("3.9.1")), "-Xmx256m", "kafka.admin.ConfigCommand",
+         "--bootstrap-server", bootstrap, "--alter", "--entity-type", "topics",
+         "--entity-name", topic, "--add-config", "retention.ms=3600000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def only_in_the_nodes_files(sandbox: Path, cluster: str, secret: str, said: list[str]) -> None:
+    """The controller principal's secret is in every controller's configuration, and in
+    no output, log, plan or store."""
+    found = load_state(sandbox).clusters[cluster]
+    assert found.controllers, "no controller"
+    for node in found.controllers:
+        assert secret in controller_properties(sandbox, found, node).read_text()
+    stores = list(sandbox.glob("*.db*"))
+    assert stores, f"no store found in {sandbox}"
+    said = [*said, *(p.read_bytes().decode("latin-1") for p in stores)]
+    assert not [text[:80] for text in said if secret in text], "the secret leaked"

@@ -4,40 +4,33 @@ allow.everyone.if.no.acl.found=true; a 1-server ensemble), with an acks=all prod
 a consumer group running throughout:
 
 * refusals: each changes nothing and says what to fix in one line;
-* three controllers, migrate to dual-write with the command SIGKILLed in roll 1 and
-  resumed, the quorum made to run many elections (KAFKA-20488), then revert: the
-  cluster is a healthy ZooKeeper-mode cluster again (a broker is the controller, no
-  /migration), its metadata as before, and a stopped leader's partitions elect the
-  other replica;
-* a full migration to three controllers killed in roll 1 and in roll 2, resumed each
-  time, finalized: every broker a KRaft broker, every acknowledged record consumed
-  exactly once, topics, partitions, configs, ACLs, idle group offsets, SCRAM
-  credentials and dynamic broker configs read as before; revert refused; the
-  authorizer decides as before (probes after every phase; Kafka's ConfigCommand still
-  refused by a DENY ACL and still allowed where no ACL names the topic); the controller
-  principal's secret only in the nodes' files; ZooKeeper stopped, the cluster serves.
+* three controllers, `kraft migrate` SIGKILLed in roll 1 and resumed through roll 2
+  (every broker a KRaft broker), the quorum made to run many elections (KAFKA-20488),
+  then `kraft revert` SIGKILLed at a seeded moment and run again: the cluster is a
+  healthy ZooKeeper-mode cluster again (a broker is the controller, no /migration, no
+  controller), its metadata as before, every acknowledged record read once, and a
+  stopped leader's partitions elect the other replica.
 
-The brokers give a quorum of three no super user (User:ANONYMOUS is none), so both
-plans give the controller listener kmigrate's own principal (kraft.trust).
+The brokers give a quorum of three no super user (User:ANONYMOUS is none), so the plan
+gives the controller listener kmigrate's own principal (kraft.trust). A full migration
+of this shape, killed in each roll and finalized, is test_kraft_onprem's (the same
+controller listener, with SCRAM clients).
 
-Each kill is at a step boundary of its roll or a random moment after one, drawn by the
-kill-point sweep's seeded chooser (harness/killpoints.py; the seed is printed, replay with
+Each kill is at a step boundary or a random moment after one, drawn by the kill-point
+sweep's seeded chooser (harness/killpoints.py; the seed is printed, replay with
 KMIGRATE_TEST_SEED); bench/killpoints.py kills at every boundary.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from harness.helpers import java_on, seeded, unique, wait_for
-from harness.killpoints import Kill, choose
+from harness.helpers import seeded, unique, wait_for
+from harness.killpoints import choose
 from harness.killrun import kill_at_point, kmigrate
 from kmigrate.config import ClusterConfig, load_settings
 from kmigrate.kafka.admin import ClusterAdmin
@@ -47,17 +40,13 @@ from kmigrate.kraft.plan import load_plan
 from kmigrate.kraft.world import Znodes
 from kmigrate.model.records import Record
 from kmigrate.sandbox import manager, process
-from kmigrate.sandbox.jars import ensure_jars
-from kmigrate.sandbox.node_files import controller_properties
 from kmigrate.sandbox.state import load_state
-from kmigrate.serve.app import create_app
 from tests.integration.conftest import Clusters
 from tests.integration.kraft import live, quorum
 
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
 # each roll's step boundaries (progress lines) a kill is drawn from
-ROLL = ["phase {r}", "{r}: restarting broker 1", "{r}: broker 1", "{r}: restarting broker 2"]
 # a revert from roll 2: brokers back to migration mode, the controllers gone, then to ZooKeeper
 REVERT = [None, "revert: restarting broker 2", "revert: controller 3001", "revert: znodes",
           "revert: restarting broker 1 into zk"]  # fmt: skip
@@ -77,32 +66,6 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         pids = [c.pid for c in load_state(directory).clusters[CLUSTER].controllers]
         manager.down(directory, purge=True, grace=5)
         assert not any(process.is_running(p) for p in pids), "sandbox down left a controller"
-
-
-def _killed_in(
-    config: Path,
-    log: Path,
-    roll: str,
-    rng: random.Random,
-    *args: str,
-    after_broker_1: bool = False,
-) -> Kill:
-    """`kraft ...` SIGKILLed (its process group) at a boundary of ``roll`` (one after
-    broker 1's restart when ``after_broker_1``) or a random moment after one, as the
-    seeded chooser draws it."""
-    marks = [b.format(r=roll) for b in ROLL[2 if after_broker_1 else 0 :]]
-    point = choose(rng, marks, span_s=6.0)
-    return kill_at_point(kmigrate(config, "kraft", *args), log, point, timeout_s=240)
-
-
-def _alter_config(kafka: ClusterConfig, topic: str) -> subprocess.CompletedProcess[str]:
-    """Kafka's ConfigCommand altering ``topic``'s retention, as User:ANONYMOUS."""
-    return subprocess.run(
-        [*java_on(ensure_jars("3.9.1")), "-Xmx256m", "kafka.admin.ConfigCommand",
-         "--bootstrap-server", kafka.bootstrap_servers, "--alter", "--entity-type", "topics",
-         "--entity-name", topic, "--add-config", "retention.ms=3600000"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
 
 
 def _plan(config: Path, folder: Path, controllers: int = 1) -> Path:
@@ -171,7 +134,7 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
     with ClusterAdmin(kafka) as admin:
         before = snapshot.take(admin)
     with live.traffic(kafka, BROKERS) as (topic, traffic, group):
-        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
+        live.killed_in(config, log, "roll1", rng, "migrate", str(plan))
         resumed = live.kraft(config, "migrate", str(plan), "--until", "roll2")
         assert resumed.returncode == 0, resumed.stderr
         connect = load_plan(plan).zookeeper_connect
@@ -235,95 +198,3 @@ def _leader_change_elects(sandbox: Path, kafka: ClusterConfig, topic: str) -> No
             return not any(p.under_replicated for t in admin.list_topics() for p in t.partitions)
 
     wait_for(whole, timeout=120, message=f"broker {leader} back in every ISR")
-
-
-def test_a_full_migration_to_three_controllers_killed_in_each_roll_loses_and_repeats_nothing(
-    sandbox: Path, tmp_path: Path
-) -> None:
-    """Three controllers on a cluster whose brokers talk PLAINTEXT with an authorizer: the
-    brokers could give the quorum no super user (User:ANONYMOUS is none), so the
-    controller listener is SASL with kmigrate's own principal, whose secret only the
-    nodes' configuration files hold."""
-    config = sandbox / "clusters.yaml"
-    kafka = load_settings(config).cluster(CLUSTER)
-    plan = _plan(config, tmp_path, controllers=3)
-    secret = (tmp_path / "kraft.yaml.secret").read_text().strip()
-    assert load_plan(plan).controller_user == "kmigrate-controller"
-    assert (tmp_path / "kraft.yaml.secret").stat().st_mode & 0o077 == 0, "only its owner reads it"
-    said: list[str] = []
-    log = tmp_path / "kraft.log"
-    before = _as_set_up(kafka)
-    rng = seeded()
-    with live.traffic(kafka, BROKERS) as (topic, traffic, group):
-        _killed_in(config, log, "roll1", rng, "migrate", str(plan))
-        # in roll 2 after broker 1 is done: the resume must say it skips broker 1
-        roll2 = _killed_in(config, log, "roll2", rng, "migrate", str(plan), after_broker_1=True)
-        done = live.kraft(config, "migrate", str(plan))
-        assert done.returncode == 0, done.stderr
-        if roll2.exit_code is None:  # else it finished within the random delay
-            assert "roll2: broker 1 already in kraft mode" in done.stderr, "a resume says so"
-        refused = live.kraft(config, "finalize", str(plan), input_text="n\n")
-        assert refused.returncode == 0 and "POINT OF NO RETURN" in refused.stdout
-        assert "nothing changed" in refused.stderr
-        finalized = live.kraft(config, "finalize", str(plan), "--yes")
-        assert finalized.returncode == 0, finalized.stderr
-        said += [r.stdout + r.stderr for r in (done, refused, finalized)]
-    live.exactly_once(kafka, topic, traffic, group)
-
-    status = json.loads(live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
-    assert status["phase"] == "finalized" and set(status["brokers"].values()) == {"kraft"}
-    with ClusterAdmin(kafka) as admin:
-        assert snapshot.differences(before, snapshot.take(admin)) == []
-    events = json.loads(live.kraft(config, "history", "--cluster", CLUSTER, "--json").stdout)[
-        "events"
-    ]
-    assert any(e["phase"] == "lock" for e in events), "the killed runs' lock taken over"
-    no_way_back = live.kraft(config, "revert", str(plan), "--yes")
-    assert no_way_back.returncode != 0 and "no way back" in no_way_back.stderr
-    probed = [e["detail"] for e in events if e["step"] == "authorization unchanged"]
-    assert len(probed) >= 5, "authorization probed after every phase and before finalizing"
-    # Who may do what, as Kafka's own tool finds it: the DENY still refuses (with the
-    # controllers trusting User:ANONYMOUS as a super user, it did not), and a topic no
-    # ACL names can still be altered (allow.everyone.if.no.acl.found reached them)
-    denied = _alter_config(kafka, "kept-0")
-    assert denied.returncode != 0 and "TopicAuthorizationException" in denied.stderr
-    allowed = _alter_config(kafka, topic)
-    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
-    with TestClient(create_app(load_settings(config))) as api:  # `kmigrate serve` agrees
-        served = api.get(f"/api/kraft/{CLUSTER}").json()
-    assert served.get("phase") == "finalized" and served["brokers"] == [1, 2], served
-
-    status_text = live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout
-    history_text = live.kraft(config, "history", "--cluster", CLUSTER, "--json").stdout
-    said += [status_text, history_text, json.dumps(served), plan.read_text(), log.read_text()]
-    _only_in_the_nodes_files(sandbox, secret, said)
-    live.serves_without_zookeeper(sandbox, kafka, BROKERS)
-
-
-def _as_set_up(kafka: ClusterConfig) -> snapshot.Snapshot:
-    """The metadata before the migration, checked to hold what `_metadata` set up."""
-    with ClusterAdmin(kafka) as admin:
-        before = snapshot.take(admin)
-    assert {f"kept-{i}" for i in range(4)} <= set(before.topics) and len(before.acls) == 4
-    assert before.scram == {"alice": ["SCRAM-SHA-512/8192"]}
-    assert before.quotas == {
-        "ip '127.0.0.9'": {"connection_creation_rate": "20"},
-        "user 'alice'": {"producer_byte_rate": "1048576"},
-        "user <default>, client-id 'loader'": {"request_percentage": "150"},
-    }
-    assert before.brokers == {"1": {"log.cleaner.backoff.ms": "15001"}}
-    return before
-
-
-def _only_in_the_nodes_files(sandbox: Path, secret: str, said: list[str]) -> None:
-    """The controller principal's secret is in every controller's configuration, and in
-    no output, log, plan or store."""
-    state = load_state(sandbox)
-    controllers = state.clusters[CLUSTER].controllers
-    assert len(controllers) == 3
-    for node in controllers:
-        assert secret in controller_properties(sandbox, state.clusters[CLUSTER], node).read_text()
-    stores = list(sandbox.glob("*.db*"))
-    assert stores, f"no store found in {sandbox}"
-    said = [*said, *(p.read_bytes().decode("latin-1") for p in stores)]
-    assert not [text[:80] for text in said if secret in text], "the secret leaked"

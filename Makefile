@@ -11,7 +11,7 @@ export KMIGRATE_CACHE ?= $(CURDIR)/.cache
 
 all: test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml src/kmigrate/codec/_shift.c
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kmigrate needs Python >= 3.11 (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip

@@ -77,10 +77,12 @@ def sandbox(*, keep: bool = False) -> Iterator[Bench]:
             manager.down(WORK / "sandbox", purge=True, grace=10)
 
 
-def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> subprocess.Popen:
+def java(
+    classpath: Path, main: str, *args: str, log: Path | None = None, heap: str = "1g"
+) -> subprocess.Popen:
     out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115
     return subprocess.Popen(
-        ["java", "-Xmx1g", "-cp", f"{classpath}/*", main, *args],
+        ["java", f"-Xmx{heap}", "-cp", f"{classpath}/*", main, *args],
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -88,8 +90,16 @@ def java(classpath: Path, main: str, *args: str, log: Path | None = None) -> sub
 
 
 def perf_producer(
-    jars: Path, bootstrap: str, topic: str, n: int, size: int, compression: str = "none"
+    jars: Path,
+    bootstrap: str,
+    topic: str,
+    n: int,
+    size: int,
+    compression: str = "none",
+    batch: tuple[int, int] = (1_000_000, 20),
 ) -> dict:
+    """Kafka's ProducerPerformance writing ``n`` records of ``size`` bytes to ``topic``,
+    in batches of ``batch`` (batch.size, linger.ms)."""
     proc = java(
         jars,
         "org.apache.kafka.tools.ProducerPerformance",
@@ -104,8 +114,8 @@ def perf_producer(
         "--producer-props",
         f"bootstrap.servers={bootstrap}",
         "acks=all",
-        "linger.ms=20",
-        "batch.size=1000000",
+        f"linger.ms={batch[1]}",
+        f"batch.size={batch[0]}",
         "max.request.size=2000000",
         f"compression.type={compression}",
     )
@@ -142,8 +152,11 @@ def reset_target(target: ClusterAdmin, groups: tuple[str, ...] = ()) -> None:
         time.sleep(0.5)
 
 
-def run_mm2(bench: Bench, topics: str, *extra: str) -> subprocess.Popen:
-    """MirrorMaker 2 (dedicated mode) from source to target; ``extra`` are property lines."""
+def run_mm2(
+    bench: Bench, topics: str, *extra: str, tasks: int = 2, heap: str = "1g"
+) -> subprocess.Popen:
+    """MirrorMaker 2 (dedicated mode) from source to target, with ``tasks`` tasks and a
+    heap of ``heap``; ``extra`` are property lines."""
     props = WORK / "mm2.properties"
     props.write_text(
         "\n".join(
@@ -157,7 +170,7 @@ def run_mm2(bench: Bench, topics: str, *extra: str) -> subprocess.Popen:
                 "replication.policy.class = "
                 "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
                 "replication.factor = 1",
-                "tasks.max = 2",
+                f"tasks.max = {tasks}",
                 "refresh.topics.interval.seconds = 5",
                 "sync.topic.acls.enabled = false",
                 "emit.heartbeats.enabled = false",
@@ -183,6 +196,7 @@ def run_mm2(bench: Bench, topics: str, *extra: str) -> subprocess.Popen:
         "--clusters",
         "tgt",
         log=WORK / "mm2.log",
+        heap=heap,
     )
 
 

@@ -34,6 +34,7 @@ _IDENTITY = struct.Struct(">qhi")  # producer id, epoch, base sequence
 _CRC = struct.Struct(">I")
 _MARKER = struct.Struct(">hh")  # a control record's key: version, type
 
+CODEC = 0x07  # the attributes' compression bits
 LOG_APPEND_TIME = 0x08
 TRANSACTIONAL = 0x10
 CONTROL = 0x20
@@ -42,9 +43,10 @@ SEQUENCES = 2**31  # a producer's sequence numbers wrap here
 
 COPY, SKIP, RECORDS = "copy", "skip", "records"
 STRADDLES = "a batch straddles the range's edge"
-# Below this many records per batch on average (over at least SMALL_JUDGED batches of
-# one fetch), a batch costs the byte copy more than its records cost the record copier,
-# which also batches them again (measured: bench/results, issue 37).
+# Below this many records per batch on average (over at least SMALL_JUDGED compressed
+# batches of one fetch), a batch costs the byte copy more than its records cost the
+# record copier, which also batches them again (measured: bench/results, issue 37).
+# Uncompressed small batches are merged instead (codec.batch_merge).
 SMALL_RECORDS = 16
 SMALL_JUDGED = 8
 
@@ -153,8 +155,11 @@ def steps(
 
 def small_batches(found: list[Step]) -> str | None:
     """Why one fetch's batches of a partition are better copied record by record: many
-    batches of few records each (None: they are not)."""
-    copies = [step.head.count for step in found if step.kind == COPY]
+    compressed batches of few records each, which the byte copy cannot merge (None: they
+    are not)."""
+    copies = [
+        step.head.count for step in found if step.kind == COPY and step.head.attributes & CODEC
+    ]
     if len(copies) < SMALL_JUDGED or sum(copies) >= SMALL_RECORDS * len(copies):
         return None
     return f"small batches ({sum(copies) / len(copies):.1f} records each on average)"

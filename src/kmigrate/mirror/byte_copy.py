@@ -4,7 +4,10 @@ and aborted transactions' batches dropped, as Kafka's consumer drops them) and e
 batch is produced unchanged to the same target partition's leader, as the worker's own
 idempotent producer: only the batch's producer id, epoch, base sequence and CRC are
 rewritten (kmigrate.codec.batch_copy). Same records, compression, CreateTime
-timestamps and headers; nothing is decoded.
+timestamps and headers; nothing is decoded. Consecutive uncompressed batches of a
+partition are sent as one merged batch (kmigrate.codec.batch_merge: each record's
+offset and timestamp deltas rewritten, nothing else), so small batches cost the target
+one append per merged batch, not one per source batch.
 
 The contract is every copier's (kmigrate.mirror.ranges): a ``RangePlan`` in, a
 ``RangeResult`` out, runs proven by the target's answers. Each answer names the target
@@ -33,7 +36,7 @@ from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
 
-from kmigrate.codec import batch_copy
+from kmigrate.codec import batch_copy, batch_merge
 from kmigrate.kafka.protocol import wire
 from kmigrate.kafka.protocol.link import (
     BackendUnavailable,
@@ -55,6 +58,9 @@ from kmigrate.model.offsets import coalesce
 from kmigrate.spark.kafka_range import forget_client, worker_client
 
 T = TypeVar("T")
+# Partitions whose target refused a merged batch as too large (its max.message.bytes is
+# below batch_merge.MERGE_BYTES): their batches go one by one in this process from then on.
+_UNMERGED: set[tuple[str, int]] = set()
 
 _RETRIABLE_ID = {
     ErrorCode.coordinator_load_in_progress,
@@ -131,7 +137,9 @@ class _ByteCopy:
                 continue
             lanes.setdefault(source, []).append(part)
             if target not in self.sinks:
-                self.sinks[target] = Sink(self.target.link(target), self.forget_producer)
+                self.sinks[target] = Sink(
+                    self.target.link(target), self.forget_producer, _UNMERGED.add
+                )
             self.sink_of[key] = self.sinks[target]
         await asyncio.gather(
             *(self._read(self.source.link(a), parts) for a, parts in lanes.items())
@@ -225,9 +233,17 @@ class _ByteCopy:
             part.by_records = (part.position, plan.end, small)
             part.done = True
             return
+        merging = part.key not in _UNMERGED
+        group = batch_merge.Group()
         for step in found:
             if part.first_seen is None:
                 part.first_seen = step.start
+            if step.kind == batch_copy.COPY and merging and group.takes(step.head):
+                group.add(step.head)  # sent with the batches after it that merge with it
+                part.position = step.stop
+                continue
+            self._send(part, records, group)
+            group = batch_merge.Group()
             if step.kind == batch_copy.RECORDS:
                 stop = step.stop if step.reason == batch_copy.STRADDLES else plan.end
                 part.by_records = (step.start, stop, step.reason)
@@ -236,22 +252,34 @@ class _ByteCopy:
             if part.error is not None:
                 return  # a produce failed meanwhile
             if step.kind == batch_copy.COPY:
-                self._send(part, records, step.head)
+                group.add(step.head)
             part.position = step.stop
+        self._send(part, records, group)
         if part.position >= plan.end:
             part.done = True
 
-    def _send(self, part: Partition, records: Any, head: batch_copy.Head) -> None:
+    def _send(self, part: Partition, records: Any, group: batch_merge.Group) -> None:
+        """``group``'s batches as one batch of the worker's idempotent producer: the one
+        batch as it was (header aside), or several merged (codec.batch_merge)."""
+        if not group.heads or part.error is not None:
+            return
         assert self.producer.id is not None
         pid, epoch = self.producer.id
         sequence = self.producer.sequences.get(part.key, 0)
-        header, body = batch_copy.as_producer(records, head, pid, epoch, sequence)
+        if len(group.heads) == 1:
+            (head,) = group.heads
+            header, body = batch_copy.as_producer(records, head, pid, epoch, sequence)
+        else:
+            head = batch_merge.merged_head(group.heads)
+            header, merged = batch_merge.merge(records, group.heads, pid, epoch, sequence)
+            body = memoryview(merged)
         self.producer.sequences[part.key] = batch_copy.next_sequence(sequence, head)
         self.sink_of[part.key].send(part, header, body, head)
         part.target_next += head.offsets
         part.seen += head.count
-        self.total_read += head.end - head.start  # a task stops after settings.max_bytes
+        self.total_read += sum(h.end - h.start for h in group.heads)  # see settings.max_bytes
         part.last_timestamp = head.max_timestamp
+        part.merged += len(group.heads) - 1
 
     def forget_producer(self) -> None:
         """Sequence numbers are no longer certain: the next task gets a new id."""

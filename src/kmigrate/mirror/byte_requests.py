@@ -40,6 +40,7 @@ class Partition:
     error: tuple[str, str] | None = None
     by_records: tuple[int, int, str] | None = None  # (start, stop, why) for the record copier
     done: bool = False
+    merged: int = 0  # source batches sent inside another's merged batch
 
     @property
     def key(self) -> tuple[str, int]:

@@ -26,6 +26,8 @@ from kmigrate.mirror.written import FOREIGN, partition_name
 from kmigrate.model.offsets import OffsetRun
 
 IN_FLIGHT = 5  # produce requests per target connection (an idempotent producer's limit)
+# What a target says of a batch above its max.message.bytes (a merged one may be)
+TOO_LARGE = {ErrorCode.message_too_large, ErrorCode.record_list_too_large}
 TARGET_TRANSIENT = {
     ErrorCode.not_leader_or_follower,
     ErrorCode.leader_not_available,
@@ -45,8 +47,13 @@ class Sink:
     go in order, and its sequences with them; each answer is checked against the offset
     each batch must land at."""
 
-    def __init__(self, link: BrokerLink, forget_producer: Callable[[], None]) -> None:
-        self.link, self.forget_producer = link, forget_producer
+    def __init__(
+        self,
+        link: BrokerLink,
+        forget_producer: Callable[[], None],
+        unmerge: Callable[[tuple[str, int]], None] = lambda _key: None,
+    ) -> None:
+        self.link, self.forget_producer, self.unmerge = link, forget_producer, unmerge
         self.slots = asyncio.Semaphore(IN_FLIGHT)
         self.queues: dict[tuple[str, int], deque[Item]] = {}
         self.tasks: list[asyncio.Task[None]] = []
@@ -105,6 +112,9 @@ class Sink:
         if reply.error_code != ErrorCode.none:
             self.forget_producer()
             code = TARGET_UNAVAILABLE if reply.error_code in TARGET_TRANSIENT else "kafka"
+            if reply.error_code in TOO_LARGE and part.merged:
+                self.unmerge(part.key)  # the next attempt sends its batches one by one
+                code = TARGET_UNAVAILABLE
             detail = f": {reply.error_message}" if reply.error_message else ""
             part.fail(
                 code, f"producing to {partition_name(plan)} failed: {reply.error_code.name}{detail}"

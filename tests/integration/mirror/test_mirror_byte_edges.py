@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import random
+import re
 import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 
 from harness.helpers import java_on, seeded, unique, wait_for
 from kmigrate.kafka.admin import ClusterAdmin
 from kmigrate.kafka.records import produce, read_partition
 from kmigrate.mirror.job import DRIVER_OFFSETS_ENV
 from kmigrate.sandbox.jars import DEFAULT_KAFKA_VERSION, ensure_jars
+from kmigrate.sandbox.state import load_state
 from tests.integration.conftest import Clusters
 from tests.integration.mirror.harness import (
     MirrorProcess,
@@ -177,3 +181,102 @@ def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_r
     assert [(r.key, r.value, r.headers, r.timestamp) for r in target] == [
         (r.key, r.value, r.headers, r.timestamp) for r in source
     ]
+
+
+class _SmallBatches(threading.Thread):
+    """What busy services write: batches of 1 to 5 records per partition (a flush after
+    each), and small transactions, committed and aborted, between them; counts the
+    records a read_committed reader sees."""
+
+    def __init__(self, clusters: Clusters, topic: str, rng: random.Random) -> None:
+        super().__init__(daemon=True)
+        self.clusters, self.topic, self.rng = clusters, topic, rng
+        self.producer = Producer({**clusters.source.as_librdkafka(), "linger.ms": 100,
+                                  "enable.idempotence": True})  # fmt: skip
+        self.visible = self.rounds = 0
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def round(self) -> None:
+        for partition in range(PARTITIONS):
+            for _ in range(self.rng.randint(1, 5)):
+                value = f"s{self.visible}".encode()
+                self.producer.produce(self.topic, value, key=b"k", partition=partition,
+                                      headers=[("n", value)])  # fmt: skip
+                self.visible += 1
+        assert self.producer.flush(30) == 0, "every small batch acknowledged"
+        self.rounds += 1
+        if self.rounds % 40 == 0:
+            transactional(self.clusters.source, self.topic, rounds=2)  # 5 a batch; 10 kept
+            self.visible += 10
+
+    def run(self) -> None:
+        try:
+            while not self.done.wait(0.01):
+                self.round()
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+def test_small_batches_are_merged_and_a_kill_nine_loses_and_repeats_nothing(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    """A source written in batches of 1-5 records (and small transactions, one aborted
+    in two) is copied as bytes with consecutive batches merged into one (their records'
+    offset and timestamp deltas rewritten), while writing goes on and the mirror is
+    killed with -9 at a random moment. The target then equals the source record by
+    record (keys, values, headers, timestamps) at the offsets the map says; Kafka's own
+    log dump finds the target's batches valid and far larger than any the source was
+    written in, and Kafka's own Java consumer reads them. Replay with KMIGRATE_TEST_SEED."""
+    assert clusters.sandbox_dir is not None, "the log dump reads the sandbox's log files"
+    topic = unique("small")
+    with ClusterAdmin(clusters.source) as admin:
+        admin.create_topic(topic, PARTITIONS)
+    rng = seeded()
+    writer = _SmallBatches(clusters, topic, rng)
+    for _ in range(300):  # a backlog of ~2,700 records in ~900 batches
+        writer.round()
+    config = mirror_config(clusters.config_path, tmp_path)
+    writer.start()
+    try:
+        mirror = _mirror(config, topic, tmp_path)
+        mirror.start().wait_running()
+        wait_for(lambda: _target_records(clusters, topic) > 0, timeout=120,
+                 message=f"the mirror copying; {mirror.tail()}")  # fmt: skip
+        delay = rng.uniform(0.0, 3.0)  # random on purpose: merging, sending, recording
+        time.sleep(delay)
+        mirror.kill9()
+    finally:
+        writer.done.set()
+        writer.join(timeout=60)
+    assert writer.error is None, writer.error
+    last = mirror_until_caught_up(_mirror(config, topic, tmp_path), clusters.source, [topic])
+    compared = assert_exact_copy(config, "edges", clusters.source, clusters.target, topic)
+    assert compared == writer.visible, f"killed {delay:.2f} s after copying began; {last.tail()}"
+    source, target = _dumped(clusters, "source", topic), _dumped(clusters, "target", topic)
+    assert max(source) <= 5, "the source was written in batches of 1-5 records"
+    assert sum(target) == writer.visible, "no marker, no aborted record copied"
+    assert len(target) * 4 < len(source), f"merged: {len(source)} batches -> {len(target)}"
+    assert _java_reads(clusters, topic) == _values(clusters, topic), "Kafka's own consumer"
+
+
+def _dumped(clusters: Clusters, cluster: str, topic: str) -> list[int]:
+    """The record count of every batch of ``topic`` in ``cluster``'s log files, as Kafka's
+    DumpLogSegments reads them (each batch's CRC checked: all must be valid)."""
+    assert clusters.sandbox_dir is not None
+    found = load_state(clusters.sandbox_dir).clusters[cluster]
+    folders = [b.folder(clusters.sandbox_dir / cluster) / "data" for b in found.brokers]
+    replicas = [next(f / f"{topic}-{p}" for f in folders if (f / f"{topic}-{p}").is_dir())
+                for p in range(PARTITIONS)]  # one replica of each partition  # fmt: skip
+    segments = [str(log) for replica in replicas for log in sorted(replica.glob("*.log"))]
+    dump = subprocess.run(
+        [*java_on(ensure_jars(DEFAULT_KAFKA_VERSION)), "org.apache.kafka.tools.DumpLogSegments",
+         "--files", ",".join(segments)],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    batches = [line for line in dump.stdout.splitlines() if line.startswith("baseOffset:")]
+    assert batches and dump.returncode == 0, dump.stderr[-2000:]
+    assert all("isvalid: true" in line for line in batches), [
+        line for line in batches if "isvalid: true" not in line
+    ][:3]
+    return [int(re.search(r"\bcount: (\d+)", line).group(1)) for line in batches]  # type: ignore[union-attr]

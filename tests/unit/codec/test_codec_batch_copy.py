@@ -156,11 +156,14 @@ def test_nothing_at_or_past_the_end_is_touched(end: int) -> None:
     assert list(steps(records, [], 0, end)) == []
 
 
-def test_many_small_batches_are_left_to_the_record_copier() -> None:
-    tiny = b"".join(_batch(i * 2, 2) for i in range(8))
+def test_many_small_compressed_batches_are_left_to_the_record_copier() -> None:
+    lz4 = 3
+    tiny = b"".join(_batch(i * 2, 2, attrs=lz4) for i in range(8))
     reason = batch_copy.small_batches(list(steps(tiny, [], 0, 16)))
     assert reason == "small batches (2.0 records each on average)"
-    few = b"".join(_batch(i * 2, 2) for i in range(7))
+    few = b"".join(_batch(i * 2, 2, attrs=lz4) for i in range(7))
     assert batch_copy.small_batches(list(steps(few, [], 0, 14))) is None, "too few to judge"
-    full = b"".join(_batch(i * 16, 16) for i in range(8))
+    full = b"".join(_batch(i * 16, 16, attrs=lz4) for i in range(8))
     assert batch_copy.small_batches(list(steps(full, [], 0, 128))) is None
+    plain = b"".join(_batch(i * 2, 2) for i in range(8))
+    assert batch_copy.small_batches(list(steps(plain, [], 0, 16))) is None, "merged instead"

@@ -13,6 +13,10 @@ all: test
 
 $(STAMP): pyproject.toml src/kmigrate/codec/_shift.c
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kmigrate needs Python >= 3.11 (set PYTHON=...)")'
+	@# kmigrate.codec._shift (the byte copy's merge loop) is C: a compiler builds it
+	@command -v cc >/dev/null 2>&1 || { echo "installing gcc (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'

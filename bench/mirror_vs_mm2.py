@@ -228,10 +228,11 @@ def measure_lag(
 
 
 def contender(
-    name: str, launch, bench: Bench, source, target, args, *, group: bool, lag: bool
+    name: str, launch, bench: Bench, source, target, args, *, group: bool, lag: bool, turn: int
 ) -> dict:
-    """One copier on each topic in turn (a fresh target and a fresh copier each), then
-    (``lag``) the lag measurement while the last one still runs."""
+    """One copier on each topic in turn (a fresh target and a fresh copier, with a link
+    of its own for ``turn``, each), then (``lag``) the lag measurement while the last one
+    still runs."""
     sizes = {}
     topics = topics_of(args)
     # A lag topic of its own, empty until measured: the other copier's lag records
@@ -242,7 +243,7 @@ def contender(
     lag_result = None
     for index, (topic, (size, *_)) in enumerate(topics.items()):
         reset_target(target)
-        proc = launch(f"{topic}|{lag_topic}", f"bench-{name.replace('_', '-')}-{index}")
+        proc = launch(f"{topic}|{lag_topic}", f"bench-{name.replace('_', '-')}-{turn}-{index}")
         sampler = TreeSampler(proc.pid)
         sampler.start()
 
@@ -431,7 +432,8 @@ def main() -> None:
             for name in order:
                 launch, group = launchers[name]
                 turns[name].append(contender(name, launch, bench, source, target, args,
-                                             group=group, lag=turn == args.turns - 1))  # fmt: skip
+                                             group=group, lag=turn == args.turns - 1,
+                                             turn=turn))  # fmt: skip
         results["turns"] = turns
         results.update({name: medians(found) for name, found in turns.items()})
     results["machine_after"] = machine()

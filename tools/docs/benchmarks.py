@@ -192,6 +192,12 @@ def mirror(results: list[Result]) -> str:
         ),
         ("--large", r.get("data.large_10KB")),
         *([("--codecs", r.get("data.codecs"))] if r.get("data.codecs") is not MISSING else []),
+        *([("--shapes", r.get("data.shapes"))] if r.get("data.shapes") is not MISSING else []),
+        *(
+            [("--turns", r.get("kmigrate_bytes.turns"))]
+            if r.get("kmigrate_bytes.turns") is not MISSING
+            else []
+        ),
         ("--lag-rate", r.get("kmigrate.lag.rate")),
         ("--lag-seconds", MISSING),
     ]
@@ -281,8 +287,19 @@ def mirror(results: list[Result]) -> str:
         ],
     )
     by_topic = _byte_copy_by_topic(r)
+    end_to_end = _end_to_end_by_topic(r)
+    turns = r.get("kmigrate_bytes.turns")
     return blocks(
         caption(r, cmd, unrecorded),
+        *(
+            [
+                f"End to end (command to the last record on the target) and steady, medians of "
+                f"{turns} turns, the contenders' order rotated each turn:",
+                end_to_end,
+            ]
+            if end_to_end
+            else []
+        ),
         latest,
         *(
             ["Per topic, same run (CPU: the copier's process tree while it copied):", by_topic]
@@ -292,6 +309,41 @@ def mirror(results: list[Result]) -> str:
         "Every run, newest first (all topics together):",
         history,
     )
+
+
+def _end_to_end_by_topic(r: Result) -> str:
+    """Per topic (record size, source batch shape), the medians over the run's turns:
+    command to the last record, and steady throughput, the byte copy against MirrorMaker
+    2; empty for runs before turns were measured."""
+    sizes = r.get("kmigrate_bytes.by_size")
+    if not isinstance(sizes, dict) or r.get("kmigrate_bytes.turns") is MISSING:
+        return ""
+    rows = []
+    for topic in sizes:
+        mine, theirs = f"kmigrate_bytes.by_size.{topic}", f"mm2.by_size.{topic}"
+        rows.append(
+            [
+                f"`{topic}`",
+                num(r.get(f"{mine}.records"), 0),
+                num(r.get(f"{theirs}.end_to_end_s"), 1, " s"),
+                num(r.get(f"{mine}.end_to_end_s"), 1, " s"),
+                ratio(r.get(f"{theirs}.end_to_end_s"), r.get(f"{mine}.end_to_end_s")),
+                num(r.get(f"{theirs}.records_per_s"), 0),
+                num(r.get(f"{mine}.records_per_s"), 0),
+                ratio(r.get(f"{mine}.records_per_s"), r.get(f"{theirs}.records_per_s")),
+            ]
+        )
+    header = [
+        "topic (`-b<batch.size>`: the source's batch shape)",
+        "records",
+        "MM2 end to end",
+        "byte copy end to end",
+        "end to end vs MM2",
+        "MM2 steady records/s",
+        "byte copy steady records/s",
+        "steady vs MM2",
+    ]
+    return table(header, rows)
 
 
 def _byte_copy_by_topic(r: Result) -> str:

@@ -78,7 +78,9 @@ class ClusterConfig(_Strict):
     properties: dict[str, str | SecretStr] = Field(default_factory=dict)
     """librdkafka client properties (security.protocol, sasl.*, ssl.*, ...). Java-client
     names are refused with their librdkafka equivalent; values of secret names (password,
-    secret, token, key files) are never shown."""
+    secret, token, key files) are never shown. `client.rack` on a source: the mirror reads
+    from a replica in that rack where the cluster's brokers set replica.selector.class
+    (KIP-392), saving cross-zone traffic."""
     java_properties: dict[str, str | SecretStr] = Field(default_factory=dict)
     """Unused (kmigrate has no Java client); still accepted."""
     timeout_s: float = Field(default=10.0, gt=0)

@@ -82,6 +82,9 @@ class Cluster:
         )
         self.known: dict[tuple[str, int], tuple[str, int]] = {}  # leaders asked for
         self.topics_known: set[str] = set()
+        self.addresses: dict[int, tuple[str, int]] = {}  # broker id -> address
+        # the replica a leader said to read a partition from (KIP-392: the client's rack)
+        self.preferred: dict[tuple[str, int], tuple[str, int]] = {}
 
     def link(self, address: tuple[str, int]) -> BrokerLink:
         return self.brokers.link(*address)
@@ -92,6 +95,7 @@ class Cluster:
     def forget_leaders(self) -> None:
         self.known.clear()
         self.topics_known.clear()
+        self.preferred.clear()
 
     async def leaders(self, topics: list[str]) -> dict[tuple[str, int], tuple[str, int]]:
         """(topic, partition) -> its leader's address (asked again for a topic not
@@ -109,6 +113,7 @@ class Cluster:
         )
         answer = await self.call_any(request)
         brokers = {int(b.node_id): (b.host, int(b.port)) for b in answer.brokers}
+        self.addresses.update(brokers)
         found = {}
         for topic in answer.topics:
             for p in topic.partitions:

@@ -40,7 +40,6 @@ from kmigrate.codec import batch_copy, batch_merge
 from kmigrate.kafka.protocol import wire
 from kmigrate.kafka.protocol.link import (
     BackendUnavailable,
-    BrokerLink,
 )
 from kmigrate.mirror.byte_cluster import runtime
 from kmigrate.mirror.byte_requests import Partition, fetch_request
@@ -107,6 +106,9 @@ class _ByteCopy:
         self.sinks: dict[tuple[str, int], Sink] = {}  # by target broker address
         self.sink_of: dict[tuple[str, int], Sink] = {}  # by (topic, partition)
         self.total_read = 0
+        self.rack = str(settings.source.get("client.rack", ""))  # KIP-392
+        self.reading: list[asyncio.Future[None]] = []  # lanes: fetches from one broker
+        self.read_from: dict[tuple[str, int], tuple[str, int]] = {}  # who served what
 
     async def run(self) -> list[Partition]:
         await self._copy()
@@ -135,15 +137,16 @@ class _ByteCopy:
                     code, f"{partition_name(part.plan)} has no leader on the {code.split('-')[0]}"
                 )
                 continue
-            lanes.setdefault(source, []).append(part)
+            lanes.setdefault(self.source.preferred.get(key, source), []).append(part)
             if target not in self.sinks:
                 self.sinks[target] = Sink(
                     self.target.link(target), self.forget_producer, _UNMERGED.add
                 )
             self.sink_of[key] = self.sinks[target]
-        await asyncio.gather(
-            *(self._read(self.source.link(a), parts) for a, parts in lanes.items())
-        )
+        self.reading = [asyncio.ensure_future(self._read(a, ps)) for a, ps in lanes.items()]
+        while self.reading:  # a lane may hand a partition to a replica's lane of its own
+            reading, self.reading = self.reading, []
+            await asyncio.gather(*reading)
         await self._drain()
 
     def _all_fail(self, code: str, message: str) -> None:
@@ -172,8 +175,10 @@ class _ByteCopy:
                 )
             await asyncio.sleep(0.2)
 
-    async def _read(self, link: BrokerLink, parts: list[Partition]) -> None:
-        """Fetch ``parts`` from their source leader until each is done."""
+    async def _read(self, address: tuple[str, int], parts: list[Partition]) -> None:
+        """Fetch ``parts`` from the source broker at ``address`` (their leader, or the
+        replica their leader said to read from) until each is done."""
+        link = self.source.link(address)
         stall = time.monotonic()
         alone: list[Partition] = []
         while pending := [p for p in parts if not p.done]:
@@ -181,35 +186,60 @@ class _ByteCopy:
             # partition is the first of the fetch: such a partition is fetched alone.
             asked = alone[:1] or pending
             try:
-                answer = await link.call(fetch_request(asked))
+                answer = await link.call(fetch_request(asked, self.rack))
             except (BackendUnavailable, OSError, TimeoutError) as exc:
                 for part in asked:
                     part.fail(SOURCE_UNAVAILABLE, f"source: {exc}")
                 return
-            progressed = False
             alone = [a for a in alone if not a.done and a not in asked]
-            for topic in answer.responses:
-                for data in topic.partitions:
-                    part = self.parts[(topic.topic, int(data.partition_index))]
-                    before = part.position
-                    self._take(part, data)
-                    if part.position != before or part.done:
-                        progressed = True
-                    elif data.records:
-                        alone.append(part)
-            if progressed:
+            if self._answered(answer, address, parts, alone):
                 stall = time.monotonic()
             elif time.monotonic() - stall > self.settings.outage_s:
-                for part in pending:
+                for part in (p for p in parts if not p.done):
                     part.fail(
                         SOURCE_UNAVAILABLE,
                         f"no records from the source for {partition_name(part.plan)}",
                     )
                 return
             if self.total_read >= self.settings.max_bytes:
-                for part in pending:
+                for part in (p for p in parts if not p.done):
                     part.done = True  # the rest is the next batch's
                 return
+
+    def _answered(
+        self, answer: Any, address: tuple[str, int], parts: list[Partition], alone: list[Partition]
+    ) -> bool:
+        """Take one Fetch answer from ``address``: whether any partition progressed (or
+        moved to the replica its leader named). A partition whose answer held records
+        but no whole batch goes into ``alone``."""
+        progressed = False
+        for topic in answer.responses:
+            for data in topic.partitions:
+                part = self.parts[(topic.topic, int(data.partition_index))]
+                if self._elsewhere(part, data, address):
+                    parts.remove(part)
+                    progressed = True
+                    continue
+                before = part.position
+                self._take(part, data)
+                if data.records:
+                    self.read_from[part.key] = address
+                if part.position != before or part.done:
+                    progressed = True
+                elif data.records:
+                    alone.append(part)
+        return progressed
+
+    def _elsewhere(self, part: Partition, data: Any, address: tuple[str, int]) -> bool:
+        """Whether the leader named another replica to read ``part`` from (KIP-392: one
+        in the client's rack); then it is read there, in a lane of its own."""
+        replica = int(getattr(data, "preferred_read_replica", -1))
+        there = self.source.addresses.get(replica) if replica >= 0 else None
+        if there is None or there == address:
+            return False
+        self.source.preferred[part.key] = there
+        self.reading.append(asyncio.ensure_future(self._read(there, [part])))
+        return True
 
     def _take(self, part: Partition, data: Any) -> None:
         plan = part.plan

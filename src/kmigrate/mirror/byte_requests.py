@@ -55,7 +55,10 @@ class Partition:
 Item = tuple[Partition, bytes, memoryview, batch_copy.Head, int]  # ..., target offset
 
 
-def fetch_request(parts: list[Partition]) -> Any:
+def fetch_request(parts: list[Partition], rack: str = "") -> Any:
+    """A read_committed Fetch of ``parts`` at their positions; ``rack``: the client's
+    (client.rack), so a leader whose cluster sets replica.selector.class may name a
+    replica in that rack to read from instead (KIP-392)."""
     by_topic: dict[str, list[Partition]] = {}
     for part in parts:
         by_topic.setdefault(part.plan.topic, []).append(part)
@@ -85,7 +88,7 @@ def fetch_request(parts: list[Partition]) -> Any:
             for topic, ps in by_topic.items()
         ),
         forgotten_topics_data=(),
-        rack_id="",
+        rack_id=rack,
     )
 
 

@@ -59,6 +59,9 @@ def server_properties(
         "broker.session.timeout.ms": 4000,
         "broker.heartbeat.interval.ms": 1000,
         "auto.create.topics.enable": "false",
+        # A client that says its rack (client.rack) reads from a replica there (KIP-392),
+        # as multi-zone clusters are set up to save cross-zone traffic.
+        "replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector",
     }
     if cluster.secure:
         password = admin_password or ""

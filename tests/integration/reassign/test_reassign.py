@@ -26,6 +26,7 @@ from kmigrate.model.records import Record
 from kmigrate.sandbox import manager
 from kmigrate.sandbox.process import is_ours
 from kmigrate.sandbox.state import load_state
+from tests.integration.conftest import Clusters
 from tests.integration.traffic import Group, Traffic
 
 RACKS = ["a", "b", "a", "b"]
@@ -362,3 +363,46 @@ def _heavy_fill(settings: object, topic: str) -> None:
         topic,
         [Record(key=None, value=payload + bytes([i]), partition=i % 2) for i in range(40)],
     )  # type: ignore[attr-defined]
+
+
+def test_the_byte_copy_reads_from_the_replica_in_its_rack(
+    sandbox: Path, clusters: Clusters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KIP-392 on this cluster of racks (the sandbox's brokers set replica.selector.class
+    to Kafka's RackAwareReplicaSelector): the byte copy told its rack (client.rack: b in
+    the source's properties) reads a partition led by broker 1 (rack a) from its follower,
+    broker 2 (rack b), which the leader names; without a rack it reads from the leader.
+    Both copies are exact."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from kmigrate.mirror import byte_copy
+    from kmigrate.mirror.ranges import CopySettings, RangePlan
+
+    source = load_settings(sandbox / "clusters.yaml").cluster("c")
+    brokers = {b.node_id: ("127.0.0.1", b.port) for b in load_state(sandbox).clusters["c"].brokers}
+    sent = [Record(b"k", f"r{i}".encode(), partition=0) for i in range(500)]
+    served: dict[tuple[str, int], tuple[str, int]] = {}
+    real = byte_copy._ByteCopy.run
+
+    async def spy(self: byte_copy._ByteCopy) -> object:
+        try:
+            return await real(self)
+        finally:
+            served.update(self.read_from)
+
+    monkeypatch.setattr(byte_copy._ByteCopy, "run", spy)
+    creator = AdminClient(source.as_librdkafka())
+    for rack, reader in (("b", 2), (None, 1)):
+        topic = unique("racked")
+        new = NewTopic(topic, 1, replica_assignment=[[1, 2]], config={"min.insync.replicas": "2"})
+        creator.create_topics([new])[topic].result(30)
+        produce(source, topic, sent)  # acks=all: the follower holds them too
+        with ClusterAdmin(clusters.target) as admin:
+            admin.create_topic(topic, 1)
+        conf = source.as_librdkafka() | ({"client.rack": rack} if rack else {})
+        settings = CopySettings(conf, clusters.target.as_librdkafka())
+        (result,) = byte_copy.copy_ranges_as_bytes(settings, [RangePlan(topic, 0, 0, 500, 0, 0)])
+        assert result.error is None and result.next_offset == 500, result.error
+        assert served[(topic, 0)] == brokers[reader], f"rack {rack}: read from {served}"
+        copied = read_partition(clusters.target, topic, 0, 0, 500)
+        assert [(r.key, r.value) for r in copied] == [(r.key, r.value) for r in sent]

@@ -4,12 +4,16 @@ allow.everyone.if.no.acl.found=true; a 1-server ensemble), with an acks=all prod
 a consumer group running throughout:
 
 * refusals: each changes nothing and says what to fix in one line;
-* three controllers, `kraft migrate` SIGKILLed in roll 1 and resumed through roll 2
-  (every broker a KRaft broker), the quorum made to run many elections (KAFKA-20488),
-  then `kraft revert` SIGKILLed at a seeded moment and run again: the cluster is a
+* three controllers, `kraft migrate` SIGKILLed in roll 1 and resumed to dual-write,
+  the quorum made to run many elections (KAFKA-20488), then `kraft revert` SIGKILLed at
+  a seeded moment and run again: the cluster is a
   healthy ZooKeeper-mode cluster again (a broker is the controller, no /migration, no
   controller), its metadata as before, every acknowledged record read once, and a
   stopped leader's partitions elect the other replica.
+
+A revert from roll 2 (every broker a KRaft broker: two more restarts each way) is swept
+by bench/killpoints.py --operation kraft-revert (every boundary of `kraft revert`
+killed; bench/README's kill-point table), not run here to keep CI's time.
 
 The brokers give a quorum of three no super user (User:ANONYMOUS is none), so the plan
 gives the controller listener kmigrate's own principal (kraft.trust). A full migration
@@ -47,9 +51,9 @@ from tests.integration.kraft import live, quorum
 CLUSTER = "legacy"
 BROKERS = 2  # a roll of two shows what a roll of more would; the bench rolls three
 # each roll's step boundaries (progress lines) a kill is drawn from
-# a revert from roll 2: brokers back to migration mode, the controllers gone, then to ZooKeeper
-REVERT = [None, "revert: restarting broker 2", "revert: controller 3001", "revert: znodes",
-          "revert: restarting broker 1 into zk"]  # fmt: skip
+# a revert from dual-write: the controllers gone, the znodes, the brokers back to ZooKeeper
+REVERT = [None, "revert: controller 3001", "revert: znodes", "revert: restarting broker 1",
+          "revert: restarting broker 2"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +120,10 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
     sandbox: Path, tmp_path: Path
 ) -> None:
     """Three controllers (kmigrate's own principal on their listener), `kraft migrate`
-    killed in roll 1 and resumed through roll 2 (every broker a KRaft broker, the
-    furthest a revert starts from), then KAFKA-20488: the quorum loses its majority for
-    a while and comes back with an epoch far above ZooKeeper's; a topic with two
-    replicas is made then, and the cluster reverted, `kraft revert` killed at a seeded
-    moment and run again. The ZooKeeper-mode
+    killed in roll 1 and resumed to dual-write, then KAFKA-20488: the quorum loses its
+    majority for a while and comes back with an epoch far above ZooKeeper's; a topic
+    with two replicas is made then, and the cluster reverted, `kraft revert` killed at a
+    seeded moment and run again. The ZooKeeper-mode
     controller must then lead above that epoch: when a partition's leader stops, it
     elects the other replica (without the revert lifting `/controller_epoch`, it
     refuses partitions "written by another controller" and the partition stays
@@ -135,13 +138,13 @@ def test_a_revert_of_a_quorum_of_three_that_ran_many_elections_keeps_leaders_ele
         before = snapshot.take(admin)
     with live.traffic(kafka, BROKERS) as (topic, traffic, group):
         live.killed_in(config, log, "roll1", rng, "migrate", str(plan))
-        resumed = live.kraft(config, "migrate", str(plan), "--until", "roll2")
+        resumed = live.kraft(config, "migrate", str(plan), "--until", "dual-write")
         assert resumed.returncode == 0, resumed.stderr
         connect = load_plan(plan).zookeeper_connect
         found = Znodes.read(connect)
         assert found.controller_id in (3000, 3001, 3002) and found.metadata_offset >= 0
         status = json.loads(live.kraft(config, "status", "--cluster", CLUSTER, "--json").stdout)
-        assert set(status["brokers"].values()) == {"kraft"}, status
+        assert set(status["brokers"].values()) == {"migration"}, status
 
         kraft_epoch = quorum.strand(sandbox, CLUSTER, connect)
         electable = unique("epoch")

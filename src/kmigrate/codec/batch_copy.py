@@ -197,8 +197,14 @@ def as_producer(
     _ATTRIBUTES.pack_into(header, 21, head.attributes & ~TRANSACTIONAL)
     _IDENTITY.pack_into(header, 43, producer_id, epoch, sequence)
     body = view[head.start + HEAD.size : head.end]
+    return with_crc(header, body), body
+
+
+def with_crc(header: bytearray, body: bytes | bytearray | memoryview) -> bytes:
+    """A batch's 61-byte ``header`` with the CRC-32C of its attributes onwards and of
+    ``body`` (its records) written in."""
     _CRC.pack_into(header, 17, crc32c.crc32c(body, crc32c.crc32c(bytes(header[21:]))))
-    return bytes(header), body
+    return bytes(header)
 
 
 def next_sequence(sequence: int, head: Head) -> int:

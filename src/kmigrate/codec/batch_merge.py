@@ -23,9 +23,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 
-import crc32c
-
-from kmigrate.codec.batch_copy import CODEC, HEAD, Head
+from kmigrate.codec.batch_copy import CODEC, HEAD, Head, with_crc
+from kmigrate.codec.records import read_varint, varint
 
 
 def _native() -> Callable[[memoryview, int, int, int], bytes] | None:
@@ -48,7 +47,6 @@ MERGE_BYTES = 64 * 1024
 _DELETE_HORIZON = 0x40  # baseTimestamp is a compacted log's delete horizon: never merged
 _BASE_TIMESTAMP = struct.Struct(">q")
 _AT_BASE_TIMESTAMP = 27
-_VARINTS = 1 << 14  # small varints, encoded once
 
 
 def can_merge(head: Head) -> bool:
@@ -137,8 +135,7 @@ def merge(
             summary.count,
         )
     )
-    struct.pack_into(">I", header, 17, crc32c.crc32c(body, crc32c.crc32c(bytes(header[21:]))))
-    return bytes(header), bytes(body)
+    return with_crc(header, body), bytes(body)
 
 
 def shifted(
@@ -148,49 +145,13 @@ def shifted(
     moved by ``shift_ts`` and ``shift_offset`` (what _shift.c does, where it is built)."""
     at = 0
     for _ in range(count):
-        length, at = _varint_at(records, at)
+        length, at = read_varint(records, at)
         end = at + length
-        timestamp, after_ts = _varint_at(records, at + 1)
-        offset, rest = _varint_at(records, after_ts)
-        deltas = _varint(timestamp + shift_ts) + _varint(offset + shift_offset)
-        out += _varint(1 + len(deltas) + end - rest)
+        timestamp, after_ts = read_varint(records, at + 1)
+        offset, rest = read_varint(records, after_ts)
+        deltas = varint(timestamp + shift_ts) + varint(offset + shift_offset)
+        out += varint(1 + len(deltas) + end - rest)
         out.append(records[at])  # the record's attributes
         out += deltas
         out += records[rest:end]
         at = end
-
-
-def _varint_at(data: memoryview, at: int) -> tuple[int, int]:
-    """The zig-zag varint at ``at`` and where it ends."""
-    byte = data[at]
-    if byte < 0x80:
-        return (byte >> 1) ^ -(byte & 1), at + 1
-    shift, result = 0, 0
-    while True:
-        byte = data[at]
-        at += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (result >> 1) ^ -(result & 1), at
-        shift += 7
-        if shift > 63:
-            raise ValueError("a varint longer than 10 bytes")
-
-
-def _encode(value: int) -> bytes:
-    zigzag = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while zigzag >= 0x80:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
-
-
-_SMALL = [_encode(v) for v in range(-_VARINTS, _VARINTS)]
-
-
-def _varint(value: int) -> bytes:
-    if -_VARINTS <= value < _VARINTS:
-        return _SMALL[value + _VARINTS]
-    return _encode(value)

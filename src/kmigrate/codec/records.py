@@ -31,7 +31,8 @@ class Record:
     value: bytes | None
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """``value`` as a zig-zag varint."""
     zigzag = (value << 1) ^ (value >> 63)
     out = bytearray()
     while True:
@@ -58,16 +59,16 @@ def read_varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
 
 
 def _bytes_field(value: bytes | None) -> bytes:
-    return _varint(-1) if value is None else _varint(len(value)) + value
+    return varint(-1) if value is None else varint(len(value)) + value
 
 
 def encode_batch(values: Sequence[tuple[bytes | None, bytes]], timestamp_ms: int) -> bytes:
     """One uncompressed batch of ``values`` ((key, value) pairs), not idempotent."""
     body = bytearray()
     for delta, (key, value) in enumerate(values):
-        record = b"\x00" + _varint(0) + _varint(delta) + _bytes_field(key) + _bytes_field(value)
-        record += _varint(0)  # no headers
-        body += _varint(len(record)) + record
+        record = b"\x00" + varint(0) + varint(delta) + _bytes_field(key) + _bytes_field(value)
+        record += varint(0)  # no headers
+        body += varint(len(record)) + record
     count = len(values)
     after_crc = struct.pack(
         ">hiqqqhii", 0, count - 1, timestamp_ms, timestamp_ms, -1, -1, -1, count

@@ -37,9 +37,11 @@ def _mirror(config: Path, topic: str, folder: Path, *extra: str) -> MirrorProces
     return MirrorProcess(config, "edges", (*args, "--copy", "bytes", *extra), folder / "edges.log")
 
 
-class _Writer(threading.Thread):
-    """Batches of 100 records per partition, and a committed and an aborted transaction
-    between them, until stopped; counts the records a read_committed reader sees."""
+class _Rounds(threading.Thread):
+    """Writes ``round()`` after round every ``pause`` seconds until stopped, counting in
+    ``visible`` the records a read_committed reader sees; a failure is kept for the test."""
+
+    pause = 0.3
 
     def __init__(self, clusters: Clusters, topic: str) -> None:
         super().__init__(daemon=True)
@@ -49,17 +51,25 @@ class _Writer(threading.Thread):
         self.error: BaseException | None = None
 
     def round(self) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        try:
+            while not self.done.wait(self.pause):
+                self.round()
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+class _Writer(_Rounds):
+    """Batches of 100 records per partition, and a committed and an aborted transaction
+    between them."""
+
+    def round(self) -> None:
         produce(self.clusters.source, self.topic, _batch(self.visible, 100 * PARTITIONS, 3))
         self.visible += 100 * PARTITIONS
         transactional(self.clusters.source, self.topic, rounds=2)  # 10 kept, 10 aborted
         self.visible += 10
-
-    def run(self) -> None:
-        try:
-            while not self.done.wait(0.3):
-                self.round()
-        except BaseException as exc:  # reported by the test
-            self.error = exc
 
 
 def test_kill_nines_while_batches_straddle_range_edges_lose_and_repeat_nothing(
@@ -183,19 +193,18 @@ def test_a_range_cut_inside_batches_sends_the_inside_as_bytes_and_the_edges_by_r
     ]
 
 
-class _SmallBatches(threading.Thread):
+class _SmallBatches(_Rounds):
     """What busy services write: batches of 1 to 5 records per partition (a flush after
-    each), and small transactions, committed and aborted, between them; counts the
-    records a read_committed reader sees."""
+    each), and small transactions, committed and aborted, between them."""
+
+    pause = 0.01
 
     def __init__(self, clusters: Clusters, topic: str, rng: random.Random) -> None:
-        super().__init__(daemon=True)
-        self.clusters, self.topic, self.rng = clusters, topic, rng
+        super().__init__(clusters, topic)
+        self.rng = rng
         self.producer = Producer({**clusters.source.as_librdkafka(), "linger.ms": 100,
                                   "enable.idempotence": True})  # fmt: skip
-        self.visible = self.rounds = 0
-        self.done = threading.Event()
-        self.error: BaseException | None = None
+        self.rounds = 0
 
     def round(self) -> None:
         for partition in range(PARTITIONS):
@@ -209,13 +218,6 @@ class _SmallBatches(threading.Thread):
         if self.rounds % 40 == 0:
             transactional(self.clusters.source, self.topic, rounds=2)  # 5 a batch; 10 kept
             self.visible += 10
-
-    def run(self) -> None:
-        try:
-            while not self.done.wait(0.01):
-                self.round()
-        except BaseException as exc:  # reported by the test
-            self.error = exc
 
 
 def test_small_batches_are_merged_and_a_kill_nine_loses_and_repeats_nothing(

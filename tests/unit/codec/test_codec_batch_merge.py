@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kmigrate.codec import batch_merge
 from kmigrate.codec.batch_copy import HEAD, Head, heads
+from kmigrate.codec.records import read_varint
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 Rec = tuple[int, bytes | None, bytes, tuple[tuple[str, bytes], ...]]  # ts, key, value, headers
@@ -50,13 +51,13 @@ def _decode(batch: bytes) -> list[tuple[int, Rec]]:
     *_, base_ts, _max_ts, _pid, _epoch, _seq, count = _HEADER.unpack_from(batch)
     view, at, found = memoryview(batch), HEAD.size, []
     for _ in range(count):
-        length, at = batch_merge._varint_at(view, at)
+        length, at = read_varint(view, at)
         end, at = at + length, at + 1
-        ts, at = batch_merge._varint_at(view, at)
-        offset, at = batch_merge._varint_at(view, at)
+        ts, at = read_varint(view, at)
+        offset, at = read_varint(view, at)
         key, at = _read(view, at)
         value, at = _read(view, at)
-        n, at = batch_merge._varint_at(view, at)
+        n, at = read_varint(view, at)
         headers = []
         for _ in range(n):
             name, at = _read(view, at)
@@ -68,7 +69,7 @@ def _decode(batch: bytes) -> list[tuple[int, Rec]]:
 
 
 def _read(view: memoryview, at: int) -> tuple[bytes | None, int]:
-    length, at = batch_merge._varint_at(view, at)
+    length, at = read_varint(view, at)
     return (None, at) if length < 0 else (bytes(view[at : at + length]), at + length)
 
 
